@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# Boots a sched_ext-capable guest kernel (vm/kernel.sh) under qemu software
+# emulation with virtme-ng and runs one guest script in it, as root.
+#
+#   vm/run.sh [--name NAME] GUEST_SCRIPT [ARGS...]
+#
+# The guest sees the host's root filesystem read-only (so host binaries run
+# unchanged) plus one read-write results directory, on the host
+# target/vm-results/NAME/ (NAME defaults to GUEST_SCRIPT's name without .sh).
+# The guest script runs with, in its environment:
+#   SORYU_OUT      the results directory (write everything there: the rest
+#                  of the guest filesystem is a throw-away tmpfs overlay)
+#   SORYU_KCONFIG  the guest kernel's config; pass it to scx_soryu as
+#                  --kconfig (the guest has no /boot/config-* nor
+#                  /proc/config.gz, and libbpf needs it for Kconfig externs)
+#   SORYU_BIN      the scheduler binary, absolute
+#   SORYU_KVER, SORYU_REPO, SORYU_TEST_NAME, and every SORYU_* variable of
+#   the caller's environment
+#
+# Exit status: the guest script's; 1 when the VM failed to boot twice, or
+# the run timed out, or the guest died before the script finished.
+#
+# A VM that does not boot (no `booted` marker) is retried once, loudly. A
+# test that fails inside a booted VM is never retried.
+#
+# Settings (environment):
+#   SORYU_BIN              default <repo>/target/release/scx_soryu
+#   SORYU_VM_RESULTS       default <repo>/target/vm-results
+#   SORYU_VM_TIMEOUT       seconds for the whole run, boot included (1500)
+#   SORYU_VM_BOOT_TIMEOUT  seconds for the guest to reach the script (300)
+#   SORYU_VM_CPUS          vCPUs (2);  SORYU_VM_MEMORY  guest RAM (2G)
+#   SORYU_VM_VERBOSE=1     stream the guest console to the terminal
+#   SORYU_VM_CACHE         kernel cache, see vm/kernel.sh
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+die() { echo "vm/run.sh: $*" >&2; exit 1; }
+say() { echo "vm/run.sh: $*"; }
+
+name=
+if [ "${1:-}" = --name ]; then
+  [ $# -ge 2 ] || die "--name needs a value"
+  name=$2
+  shift 2
+fi
+[ $# -ge 1 ] || die "usage: vm/run.sh [--name NAME] GUEST_SCRIPT [ARGS...]"
+script=$1
+shift
+[ -f "$script" ] || die "no such guest script: $script"
+script=$(cd "$(dirname "$script")" && pwd)/$(basename "$script")
+[ -n "$name" ] || name=$(basename "$script" .sh)
+
+command -v vng >/dev/null || die "vng (virtme-ng) not found: run scripts/install-deps.sh"
+
+export SORYU_BIN=${SORYU_BIN:-$repo/target/release/scx_soryu}
+case $SORYU_BIN in /*) ;; *) SORYU_BIN=$PWD/$SORYU_BIN ;; esac
+[ -x "$SORYU_BIN" ] || say "warning: scheduler binary $SORYU_BIN does not exist (yet)"
+
+timeout_s=${SORYU_VM_TIMEOUT:-1500}
+boot_timeout_s=${SORYU_VM_BOOT_TIMEOUT:-300}
+cpus=${SORYU_VM_CPUS:-2}
+memory=${SORYU_VM_MEMORY:-2G}
+
+eval "$("$repo/vm/kernel.sh")"
+export SORYU_KVER SORYU_KCONFIG SORYU_REPO=$repo SORYU_TEST=$script SORYU_TEST_NAME=$name
+
+results=${SORYU_VM_RESULTS:-$repo/target/vm-results}
+out=$results/$name
+rm -rf "$out"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+export SORYU_OUT=$out
+
+# The guest kernel's config travels in the results directory: the kernel
+# cache may sit where the guest cannot see it (virtme-ng mounts empty
+# tmpfs over /var/cache, /var/tmp, /var/log in the guest).
+cp "$SORYU_KCONFIG" "$out/kconfig"
+SORYU_KCONFIG=$out/kconfig
+
+# The guest gets no environment from the host: hand it one as a file.
+{
+  while IFS= read -r var; do
+    printf 'export %s=%q\n' "$var" "${!var}"
+  done < <(compgen -v SORYU_ | grep -vx 'SORYU_TEST_ARGS')
+  printf 'SORYU_TEST_ARGS=('
+  if [ $# -gt 0 ]; then printf '%q ' "$@"; fi
+  printf ')\n'
+} >"$out/.env"
+
+# Flags, and why:
+#   --disable-kvm   KVM guests hang on this kind of host; TCG always works.
+#   --force-9p      share the host root over 9p rather than virtiofs: no
+#                   virtiofsd needed (Debian 12 has none), same on every host.
+#   --user root     loading a BPF scheduler needs root.
+#   --rwdir         the only guest path that reaches the host.
+#   -v              the guest console (kernel log + script output) on
+#                   stderr: without udev in the guest, vng's script I/O
+#                   channel is absent and this is the only place it shows.
+vng_cmd=(vng --disable-kvm --force-9p -v
+  -r "$SORYU_VMLINUZ" --cpus "$cpus" --memory "$memory"
+  --user root --rwdir "$out"
+  -e "bash $(printf %q "$repo/vm/guest-init.sh") $(printf %q "$out")")
+
+vm_pid=
+kill_vm() {
+  # vng runs in its own session (setsid): end it and its qemu together.
+  if [ -n "$vm_pid" ] && kill -0 "$vm_pid" 2>/dev/null; then
+    kill -TERM -- "-$vm_pid" 2>/dev/null || true
+    sleep 2
+    kill -KILL -- "-$vm_pid" 2>/dev/null || true
+  fi
+}
+tailer_pid=
+cleanup() {
+  kill_vm
+  if [ -n "$tailer_pid" ]; then kill "$tailer_pid" 2>/dev/null || true; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Runs the VM once. Returns 0 when the guest booted (whatever the test
+# did), 1 when it did not.
+boot_once() {
+  rm -f "$out/booted" "$out/exit-status" "$out/guest.log" "$out/dmesg.txt" "$out/guest-info"
+  local start now status=running
+  start=$(date +%s)
+  # Run from the repo top: vng makes the guest's working directory the same.
+  (cd "$repo" && exec setsid "${vng_cmd[@]}" </dev/null >"$out/console.log" 2>&1) &
+  vm_pid=$!
+  if [ "${SORYU_VM_VERBOSE:-0}" = 1 ]; then
+    tail -n +1 -f "$out/console.log" &
+    tailer_pid=$!
+  fi
+  while kill -0 "$vm_pid" 2>/dev/null; do
+    now=$(date +%s)
+    if [ ! -e "$out/booted" ] && [ $((now - start)) -ge "$boot_timeout_s" ]; then
+      say "no boot marker after ${boot_timeout_s}s, stopping the VM"
+      status=boot-timeout
+      kill_vm
+      break
+    fi
+    if [ $((now - start)) -ge "$timeout_s" ]; then
+      say "TIMEOUT: the VM ran for ${timeout_s}s (SORYU_VM_TIMEOUT), stopping it"
+      status=timeout
+      kill_vm
+      break
+    fi
+    sleep 2
+  done
+  wait "$vm_pid" 2>/dev/null || true # vng exits 255 even when all went well
+  vm_pid=
+  if [ -n "$tailer_pid" ]; then kill "$tailer_pid" 2>/dev/null || true; wait "$tailer_pid" 2>/dev/null || true; tailer_pid=; fi
+  say "VM ran $(($(date +%s) - start))s"
+  [ "$status" != timeout ] || echo timeout >"$out/.timed-out"
+  [ -e "$out/booted" ]
+}
+
+say "booting $SORYU_KVER (${cpus} vCPUs, ${memory}, TCG) for $name; results in $out"
+if ! boot_once; then
+  mv "$out/console.log" "$out/console.attempt1.log"
+  echo "################################################################" >&2
+  echo "vm/run.sh: VM failed to boot, retrying (console: $out/console.attempt1.log)" >&2
+  tail -n 15 "$out/console.attempt1.log" >&2 || true
+  echo "################################################################" >&2
+  if ! boot_once; then
+    echo "vm/run.sh: FAIL: VM failed to boot twice; last console lines:" >&2
+    tail -n 30 "$out/console.log" >&2 || true
+    exit 1
+  fi
+fi
+
+# sched_ext lines and kernel trouble, for the reader of a failure.
+show_kernel_log() {
+  local f=$out/dmesg.txt
+  [ -s "$f" ] || f=$out/console.log
+  echo "---- sched_ext and error lines of the guest kernel log ($f) ----"
+  grep -E 'sched_ext|BUG:|WARNING:|Oops|Kernel panic|(^|[^a-z])stall' "$f" |
+    grep -v 'ommand line' | tail -n 40 || true
+}
+
+if [ ! -e "$out/exit-status" ]; then
+  if [ -e "$out/.timed-out" ]; then
+    echo "vm/run.sh: FAIL: $name did not finish within ${timeout_s}s" >&2
+  else
+    echo "vm/run.sh: FAIL: the guest stopped before $name finished (crash or panic?)" >&2
+  fi
+  echo "---- guest console, last lines ($out/console.log) ----"
+  tail -n 40 "$out/console.log" || true
+  show_kernel_log
+  exit 1
+fi
+
+rc=$(cat "$out/exit-status")
+if [ "${SORYU_VM_VERBOSE:-0}" != 1 ]; then
+  echo "---- $name (guest output) ----"
+  cat "$out/guest.log" 2>/dev/null || true
+  echo "---- end of $name ----"
+fi
+if [ "$rc" != 0 ]; then
+  show_kernel_log
+  say "FAIL: $name exited $rc (logs: $out)"
+  case $rc in '' | *[!0-9]*) exit 1 ;; *) exit "$rc" ;; esac
+fi
+say "ok: $name (logs: $out)"
