@@ -1,0 +1,278 @@
+# shellcheck shell=bash
+# Guest-side helpers for the VM tests (sourced, not a test itself).
+# They run inside the VM started by vm/run.sh, which sets SORYU_OUT (the
+# read-write results directory), SORYU_KCONFIG and SORYU_BIN.
+#
+# A test is a series of cases:
+#
+#   case_begin NAME
+#   sched_start --some-flag ...   # scx_soryu in the background, with
+#                                 # --report-json $SORYU_OUT/NAME.jsonl
+#                                 # and --kconfig $SORYU_KCONFIG added
+#   sched_wait_enabled && {
+#     load_start SECS             # stress-ng, the scheduler's CI load
+#     watch_running SECS          # state/ops checked every 2 s
+#   }
+#   sched_stop                    # SIGTERM, expect exit status 0
+#   load_stop
+#   sched_wait_disabled
+#   report_check                  # the JSON report
+#   dmesg_check                   # kernel log of this case only
+#   case_end                      # prints PASS NAME or FAIL NAME + why
+#   ...
+#   summary                       # prints "N passed, M failed"; status
+#
+# A failed check records a reason with `fail` and the case goes on, so one
+# run tells everything that went wrong; case_end prints the reasons. The
+# checks return 0 even when they fail (tests run under `set -e`); only
+# sched_start and sched_wait_enabled return 1, to skip what cannot run.
+# Per-case files in $SORYU_OUT: NAME.sched.log (scheduler output),
+# NAME.jsonl (report), NAME.stress.log, NAME.dmesg.txt, NAME.trace (what
+# the helpers saw, with times).
+
+: "${SORYU_OUT:?run through vm/run.sh}"
+: "${SORYU_BIN:?run through vm/run.sh}"
+: "${SORYU_KCONFIG:?run through vm/run.sh}"
+
+SCX_SYS=/sys/kernel/sched_ext
+# TCG is several times slower than hardware: loading and verifying the BPF
+# program, and tearing it down under load, take a while.
+ENABLE_TIMEOUT=${SORYU_ENABLE_TIMEOUT:-60}
+STOP_TIMEOUT=${SORYU_STOP_TIMEOUT:-30}
+
+PASSED=0
+FAILED=0
+CASE=
+CASE_FAILS=()
+SCHED_PID=
+LOAD_PID=
+KMSG_MARK=
+
+now() { date +%s; }
+trace() { echo "[$(date +%T)] $*" >>"$SORYU_OUT/$CASE.trace"; }
+fail() {
+  CASE_FAILS+=("$*")
+  trace "FAIL: $*"
+}
+
+scx_state() { cat "$SCX_SYS/state" 2>/dev/null || echo "?"; }
+scx_ops() { cat "$SCX_SYS/root/ops" 2>/dev/null || true; }
+
+# The scheduler's root ops name is "soryu", maybe with a suffix
+# ("soryu_1.0.0_..." style names are common in scx schedulers).
+scx_is_soryu() {
+  [ "$(scx_state)" = enabled ] && [[ "$(scx_ops)" == soryu* ]]
+}
+
+case_begin() {
+  CASE=$1
+  CASE_FAILS=()
+  SCHED_PID=
+  LOAD_PID=
+  : >"$SORYU_OUT/$CASE.trace"
+  # Mark the kernel log so that dmesg_check reads only this case's lines.
+  KMSG_MARK="soryu-test: begin case $CASE $(now)"
+  echo "$KMSG_MARK" >/dev/kmsg
+  trace "begin; sched_ext state $(scx_state)"
+  if [ "$(scx_state)" != disabled ]; then
+    fail "sched_ext state is '$(scx_state)' before the case started (ops '$(scx_ops)')"
+  fi
+}
+
+# sched_start ARGS...: scx_soryu ARGS --report-json OUT/CASE.jsonl
+# --kconfig SORYU_KCONFIG, in the background.
+sched_start() {
+  if [ ! -x "$SORYU_BIN" ]; then
+    fail "scheduler binary $SORYU_BIN missing (build it: cargo build --release)"
+    return 1
+  fi
+  local args=("$@" --report-json "$SORYU_OUT/$CASE.jsonl" --kconfig "$SORYU_KCONFIG")
+  trace "start: $SORYU_BIN ${args[*]}"
+  "$SORYU_BIN" "${args[@]}" >"$SORYU_OUT/$CASE.sched.log" 2>&1 &
+  SCHED_PID=$!
+}
+
+# Waits until sched_ext is enabled with our ops. Fails the case when the
+# scheduler exits first or it takes longer than ENABLE_TIMEOUT.
+sched_wait_enabled() {
+  [ -n "$SCHED_PID" ] || return 1
+  local start
+  start=$(now)
+  while ! scx_is_soryu; do
+    if ! kill -0 "$SCHED_PID" 2>/dev/null; then
+      local rc=0
+      wait "$SCHED_PID" || rc=$?
+      SCHED_PID=
+      fail "scheduler exited with status $rc before sched_ext was enabled"
+      return 1
+    fi
+    if [ $(($(now) - start)) -ge "$ENABLE_TIMEOUT" ]; then
+      fail "sched_ext not enabled with ops soryu after ${ENABLE_TIMEOUT}s (state '$(scx_state)', ops '$(scx_ops)')"
+      return 1
+    fi
+    sleep 0.5
+  done
+  trace "enabled after $(($(now) - start))s; ops '$(scx_ops)'"
+}
+
+# load_start SECS: the scheduler's CI load, for SECS plus a margin (the
+# scheduler is stopped while it still runs; load_stop ends it).
+# Every option below exists in Debian 12's stress-ng 0.15.
+load_start() {
+  local secs=$1 n=${SORYU_LOAD_N:-2}
+  local args=(--aggressive -M -c "$n" -f "$n" --affinity 1 --affinity-delay 1 --affinity-pin
+    --temp-path "$SORYU_OUT" --timeout "$((secs + 60))s")
+  trace "load: stress-ng ${args[*]}"
+  stress-ng "${args[@]}" >"$SORYU_OUT/$CASE.stress.log" 2>&1 &
+  LOAD_PID=$!
+}
+
+load_stop() {
+  [ -n "$LOAD_PID" ] || return 0
+  kill -TERM "$LOAD_PID" 2>/dev/null || true
+  local rc=0
+  wait "$LOAD_PID" || rc=$?
+  trace "load stopped (stress-ng status $rc)"
+  LOAD_PID=
+}
+
+# watch_running SECS: for SECS seconds, every 2 s, sched_ext must be enabled
+# with our ops and the scheduler process alive.
+watch_running() {
+  local secs=$1 start bad=0
+  start=$(now)
+  while [ $(($(now) - start)) -lt "$secs" ]; do
+    if ! kill -0 "$SCHED_PID" 2>/dev/null; then
+      fail "scheduler exited after $(($(now) - start))s of load"
+      return 0
+    fi
+    if ! scx_is_soryu; then
+      bad=$((bad + 1))
+      fail "after $(($(now) - start))s of load: state '$(scx_state)', ops '$(scx_ops)'"
+      [ "$bad" -lt 3 ] || return 0
+    fi
+    sleep 2
+  done
+  trace "ran ${secs}s under load"
+}
+
+# SIGTERM, then expect a clean exit (status 0) within STOP_TIMEOUT.
+sched_stop() {
+  [ -n "$SCHED_PID" ] || return 0
+  local start rc=0
+  start=$(now)
+  kill -TERM "$SCHED_PID" 2>/dev/null || true
+  while kill -0 "$SCHED_PID" 2>/dev/null; do
+    if [ $(($(now) - start)) -ge "$STOP_TIMEOUT" ]; then
+      fail "scheduler still running ${STOP_TIMEOUT}s after SIGTERM; killed"
+      kill -KILL "$SCHED_PID" 2>/dev/null || true
+      break
+    fi
+    sleep 0.5
+  done
+  wait "$SCHED_PID" || rc=$?
+  SCHED_PID=
+  trace "scheduler exited with status $rc, $(($(now) - start))s after SIGTERM"
+  [ "$rc" = 0 ] || fail "scheduler exit status $rc after SIGTERM (expected 0)"
+}
+
+sched_wait_disabled() {
+  local start
+  start=$(now)
+  while [ "$(scx_state)" != disabled ]; do
+    if [ $(($(now) - start)) -ge "$STOP_TIMEOUT" ]; then
+      fail "sched_ext state '$(scx_state)' ${STOP_TIMEOUT}s after the scheduler exited (expected disabled)"
+      return 0
+    fi
+    sleep 0.5
+  done
+}
+
+# report_check [KEY=VALUE...]: the --report-json file holds a header line
+# and at least one interval record; every interval has insert_fail == 0;
+# each KEY=VALUE must match the header's knobs (e.g. vtime=true).
+report_check() {
+  local f=$SORYU_OUT/$CASE.jsonl kv key val got n bad
+  if [ ! -s "$f" ]; then
+    fail "no JSON report written ($f missing or empty)"
+    return 0
+  fi
+  if ! jq -e . "$f" >/dev/null 2>&1; then
+    fail "JSON report is not valid JSON lines: $(jq -e . "$f" 2>&1 >/dev/null | head -n1)"
+    return 0
+  fi
+  if [ "$(head -n1 "$f" | jq -r .type)" != header ]; then
+    fail "JSON report's first line is not {\"type\":\"header\",...}"
+  fi
+  for kv in "$@"; do
+    key=${kv%%=*} val=${kv#*=}
+    got=$(head -n1 "$f" | jq -c --arg k "$key" '.knobs[$k]')
+    [ "$got" = "$val" ] || fail "report header knobs.$key is $got, expected $val"
+  done
+  n=$(jq -c 'select(.type == "interval")' "$f" | wc -l)
+  if [ "$n" -lt 1 ]; then
+    fail "no interval record in the JSON report"
+    return 0
+  fi
+  bad=$(jq -c 'select(.type == "interval" and .insert_fail != 0) | {index, insert_fail}' "$f")
+  if [ -n "$bad" ]; then
+    fail "intervals with insert_fail != 0: $(echo "$bad" | head -n5 | tr '\n' ' ')"
+  fi
+  trace "report: $n interval records"
+}
+
+# dmesg_check: this case's part of the kernel log (after case_begin's
+# mark) must have no sched_ext error or stall. A normal unregister prints
+#   sched_ext: BPF scheduler "soryu" disabled (unregistered from user space)
+# which is fine; an error exit prints "disabled (runtime error)",
+# "(scx_bpf_error)" or "(runnable task stall)" and then
+#   sched_ext: soryu: <message>.
+dmesg_check() {
+  local f=$SORYU_OUT/$CASE.dmesg.txt bad
+  dmesg | awk -v m="$KMSG_MARK" 'found { print } index($0, m) { found = 1 }' >"$f"
+  grep -E 'sched_ext' "$f" >>"$SORYU_OUT/$CASE.trace" || true
+  bad=$(grep -E \
+    -e 'sched_ext: BPF scheduler .* disabled \(' \
+    -e 'runnable task stall|scx_bpf_error|runtime error|failed to run for' \
+    -e 'sched_ext: .*(error|stall|fail)' \
+    -e 'WARNING:.*kernel/sched/ext|BUG:|Oops|Kernel panic' "$f" |
+    grep -v 'disabled (unregistered from user space)' || true)
+  if [ -n "$bad" ]; then
+    fail "kernel log: $(echo "$bad" | head -n5 | sed 's/^\[ *[0-9.]*\] //' | tr '\n' '|')"
+    return 0
+  fi
+}
+
+# Ends the case: stops whatever still runs, prints PASS/FAIL.
+case_end() {
+  if [ -n "$SCHED_PID" ]; then sched_stop; fi
+  load_stop
+  if [ ${#CASE_FAILS[@]} -eq 0 ]; then
+    PASSED=$((PASSED + 1))
+    echo "PASS $CASE"
+  else
+    FAILED=$((FAILED + 1))
+    echo "FAIL $CASE"
+    local r
+    for r in "${CASE_FAILS[@]}"; do echo "    - $r"; done
+    if [ -s "$SORYU_OUT/$CASE.sched.log" ]; then
+      echo "    scheduler output, last lines ($CASE.sched.log):"
+      tail -n 15 "$SORYU_OUT/$CASE.sched.log" | sed 's/^/      /'
+    fi
+  fi
+  trace "end: ${#CASE_FAILS[@]} failure(s)"
+}
+
+# Prints the closing line, "N passed, M failed", and returns non-zero when
+# a case failed.
+summary() {
+  echo "$PASSED passed, $FAILED failed"
+  [ "$FAILED" -eq 0 ]
+}
+
+# Never leave a scheduler or load behind, whatever happened.
+lib_cleanup() {
+  if [ -n "$SCHED_PID" ]; then kill -KILL "$SCHED_PID" 2>/dev/null || true; fi
+  if [ -n "$LOAD_PID" ]; then kill -KILL "$LOAD_PID" 2>/dev/null || true; fi
+}
+trap lib_cleanup EXIT
