@@ -29,7 +29,9 @@
 #   SORYU_VM_TIMEOUT       seconds for the whole run, boot included (1500)
 #   SORYU_VM_BOOT_TIMEOUT  seconds for the guest to reach the script (300)
 #   SORYU_VM_CPUS          vCPUs (2);  SORYU_VM_MEMORY  guest RAM (2G)
-#   SORYU_VM_VERBOSE=1     stream the guest console to the terminal
+#   SORYU_VM_VERBOSE=1     stream the guest console (kernel log and all)
+#   SORYU_VM_STREAM=1      stream the guest script's output as it runs
+#                          (instead of printing it when the VM is done)
 #   SORYU_VM_CACHE         kernel cache, see vm/kernel.sh
 set -euo pipefail
 
@@ -131,6 +133,10 @@ boot_once() {
   if [ "${SORYU_VM_VERBOSE:-0}" = 1 ]; then
     tail -n +1 -f "$out/console.log" &
     tailer_pid=$!
+  elif [ "${SORYU_VM_STREAM:-0}" = 1 ]; then
+    # guest.log appears once the guest runs the script (-F: retry).
+    tail -n +1 -F "$out/guest.log" 2>/dev/null &
+    tailer_pid=$!
   fi
   while kill -0 "$vm_pid" 2>/dev/null; do
     now=$(date +%s)
@@ -150,7 +156,12 @@ boot_once() {
   done
   wait "$vm_pid" 2>/dev/null || true # vng exits 255 even when all went well
   vm_pid=
-  if [ -n "$tailer_pid" ]; then kill "$tailer_pid" 2>/dev/null || true; wait "$tailer_pid" 2>/dev/null || true; tailer_pid=; fi
+  if [ -n "$tailer_pid" ]; then
+    sleep 1 # let tail print the last lines
+    kill "$tailer_pid" 2>/dev/null || true
+    wait "$tailer_pid" 2>/dev/null || true
+    tailer_pid=
+  fi
   say "VM ran $(($(date +%s) - start))s"
   [ "$status" != timeout ] || echo timeout >"$out/.timed-out"
   [ -e "$out/booted" ]
@@ -192,7 +203,7 @@ if [ ! -e "$out/exit-status" ]; then
 fi
 
 rc=$(cat "$out/exit-status")
-if [ "${SORYU_VM_VERBOSE:-0}" != 1 ]; then
+if [ "${SORYU_VM_VERBOSE:-0}" != 1 ] && [ "${SORYU_VM_STREAM:-0}" != 1 ]; then
   echo "---- $name (guest output) ----"
   cat "$out/guest.log" 2>/dev/null || true
   echo "---- end of $name ----"

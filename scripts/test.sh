@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Runs the whole test suite of scx_soryu:
+#   1. dependencies (scripts/install-deps.sh as root, else only a check)
+#   2. cargo fmt --check
+#   3. cargo test                                  (unit tests)
+#   4. BPF_CLANG=clang-19 cargo build --release
+#   5. every tests/vm/*.sh test (tests/vm/lib.sh is their library) in a
+#      guest kernel with sched_ext, through vm/run.sh
+# Every step runs even when an earlier one failed (the VM tests need the
+# build, though), then a summary; the exit status is non-zero when anything
+# failed. The last line counts unit tests and VM cases, plus one per
+# step that has no count of its own (fmt, build) or that failed before
+# counting: "N passed, M failed".
+#
+#   scripts/test.sh              everything
+#   scripts/test.sh --vm-only    only step 5, with the binary already built
+#   scripts/test.sh [--vm-only] core ...   only the named VM tests
+#
+# Logs of VM tests: target/vm-results/<test>/. Settings: see vm/run.sh.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+# rustup's cargo, when the caller's PATH lacks it.
+export PATH="$PATH:${HOME:-/root}/.cargo/bin"
+
+vm_only=0
+if [ "${1:-}" = --vm-only ]; then vm_only=1; shift; fi
+only=("$@")
+
+passed=0
+failed=0
+results=()
+record() { # record STEP STATUS(ok|FAIL) SECONDS [DETAIL]
+  results+=("$(printf '%-4s %-28s %5ss  %s' "$2" "$1" "$3" "${4:-}")")
+}
+banner() { printf '\n======== %s ========\n' "$*"; }
+
+# run_step NAME CMD...: a step without a count of its own.
+run_step() {
+  local name=$1 start rc=0
+  shift
+  banner "$name"
+  start=$(date +%s)
+  "$@" || rc=$?
+  if [ "$rc" = 0 ]; then
+    passed=$((passed + 1))
+    record "$name" ok $(($(date +%s) - start))
+  else
+    failed=$((failed + 1))
+    record "$name" FAIL $(($(date +%s) - start)) "exit status $rc"
+  fi
+  return "$rc"
+}
+
+deps() {
+  if [ "$(id -u)" = 0 ]; then
+    bash scripts/install-deps.sh
+  else
+    local c missing=()
+    for c in cargo clang-19 qemu-system-x86_64 vng busybox stress-ng jq apt-get dpkg-deb; do
+      command -v "$c" >/dev/null || missing+=("$c")
+    done
+    [ ${#missing[@]} -eq 0 ] || { echo "missing: ${missing[*]} (run scripts/install-deps.sh as root)" >&2; return 1; }
+  fi
+}
+
+unit_tests() {
+  banner "cargo test"
+  local start rc=0 log p f
+  start=$(date +%s)
+  log=$(mktemp)
+  cargo test 2>&1 | tee "$log" || rc=$?
+  # Sum "test result: ok. N passed; M failed; ..." over all test binaries.
+  p=$(sed -n 's/^test result: .* \([0-9]*\) passed; \([0-9]*\) failed.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
+  f=$(sed -n 's/^test result: .* \([0-9]*\) passed; \([0-9]*\) failed.*/\2/p' "$log" | awk '{s+=$1} END {print s+0}')
+  rm -f "$log"
+  if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi # did not build, or crashed
+  passed=$((passed + p))
+  failed=$((failed + f))
+  if [ "$rc" = 0 ]; then
+    record "cargo test" ok $(($(date +%s) - start)) "$p passed"
+  else
+    record "cargo test" FAIL $(($(date +%s) - start)) "$p passed, $f failed (exit status $rc)"
+  fi
+}
+
+# vm_test NAME: tests/vm/NAME.sh in the VM; its "N passed, M failed" line
+# (from target/vm-results/NAME/guest.log) is added to the totals.
+vm_test() {
+  local name=$1 start rc=0 line p=0 f=0
+  banner "VM test $name"
+  start=$(date +%s)
+  vm/run.sh "tests/vm/$name.sh" || rc=$?
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "target/vm-results/$name/guest.log" 2>/dev/null | tail -n1 || true)
+  if [ -n "$line" ]; then
+    p=${line%% passed*}
+    f=${line#*passed, }
+    f=${f%% failed*}
+  fi
+  if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi # no boot, timeout, crash
+  passed=$((passed + p))
+  failed=$((failed + f))
+  if [ "$rc" = 0 ]; then
+    record "vm: $name" ok $(($(date +%s) - start)) "${line:-no count}"
+  else
+    record "vm: $name" FAIL $(($(date +%s) - start)) "${line:-no count} (exit status $rc; logs in target/vm-results/$name/)"
+  fi
+}
+
+suite_start=$(date +%s)
+built=1
+if [ "$vm_only" = 0 ]; then
+  run_step "dependencies" deps || true
+  run_step "cargo fmt --check" cargo fmt --check || true
+  unit_tests
+  run_step "cargo build --release" env BPF_CLANG=clang-19 cargo build --release || built=0
+fi
+
+vm_tests=()
+if [ ${#only[@]} -gt 0 ]; then
+  vm_tests=("${only[@]}")
+else
+  for t in tests/vm/*.sh; do
+    [ "$(basename "$t")" = lib.sh ] || vm_tests+=("$(basename "$t" .sh)")
+  done
+fi
+for name in "${vm_tests[@]}"; do
+  if [ ! -f "tests/vm/$name.sh" ]; then
+    failed=$((failed + 1))
+    record "vm: $name" FAIL 0 "no such test tests/vm/$name.sh"
+  elif [ "$built" = 0 ]; then
+    failed=$((failed + 1))
+    record "vm: $name" FAIL 0 "not run: the release build failed"
+  else
+    vm_test "$name"
+  fi
+done
+
+banner "summary ($(($(date +%s) - suite_start))s)"
+printf '%s\n' "${results[@]}"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
