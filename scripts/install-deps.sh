@@ -65,7 +65,12 @@ fi
 if ! command -v vng >/dev/null 2>&1 || [ "$(vng --version 2>/dev/null | awk '{print $NF}')" != "$VNG_VERSION" ]; then
   python3 -m pip install -q "virtme-ng==$VNG_VERSION" ||
     python3 -m pip install -q --break-system-packages "virtme-ng==$VNG_VERSION"
+  # pyenv only sees a new command after a rehash of its shims.
+  if command -v pyenv >/dev/null 2>&1; then pyenv rehash || true; fi
   hash -r
   command -v vng >/dev/null 2>&1 || { echo "install-deps: virtme-ng installed but vng is not in PATH" >&2; exit 1; }
 fi
+# The guest kernel for the VM tests (downloaded once into its cache).
+"$(dirname "${BASH_SOURCE[0]}")/../vm/kernel.sh" >/dev/null
+
 echo "install-deps: all present"
