@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//
+// 1. src/bpf/main.bpf.c -> BPF skeleton, src/bpf/intf.h -> Rust bindings
+//    (the one source of truth for constants shared by BPF and Rust).
+// 2. src/bpf/policy_host.c -> a host library holding the same policy.h
+//    functions the BPF program runs, for the daemon and its unit tests.
+fn main() {
+    scx_cargo::BpfBuilder::new()
+        .expect("scx_cargo: cannot set up the BPF build (is BPF_CLANG=clang-19 installed?)")
+        .enable_intf("src/bpf/intf.h", "bpf_intf.rs")
+        .enable_skel("src/bpf/main.bpf.c", "bpf")
+        .build()
+        .expect("scx_cargo: BPF build failed");
+
+    cc::Build::new()
+        .file("src/bpf/policy_host.c")
+        .include("src/bpf")
+        .warnings(true)
+        .compile("soryu_policy");
+    println!("cargo:rerun-if-changed=src/bpf/policy_host.c");
+    println!("cargo:rerun-if-changed=src/bpf/policy.h");
+    println!("cargo:rerun-if-changed=src/bpf/intf.h");
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * scx_soryu: the interface shared by the BPF program and the Rust daemon.
+ *
+ * Every constant that both sides need lives here, once. The Rust side sees
+ * it through bindgen (src/bpf_intf.rs); nothing in Rust restates a number
+ * that is defined here.
+ */
+#ifndef __SORYU_INTF_H
+#define __SORYU_INTF_H
+
+#ifndef __VMLINUX_H__
+typedef unsigned char u8;
+typedef unsigned int u32;
+typedef int s32;
+typedef unsigned long long u64;
+typedef long long s64;
+#endif
+
+enum soryu_consts {
+	/* BMQ's MAX_PRIORITY_ADJ: boost lives in [-12, +12], negative is better. */
+	SORYU_MAX_BOOST = 12,
+	SORYU_BOOST_SPAN = 2 * SORYU_MAX_BOOST + 1,	/* 25 boost values */
+
+	/*
+	 * Levels. Level 0 holds per-CPU kernel threads (ksoftirqd, bound
+	 * kworkers): they gate the rest of the system's progress and cannot run
+	 * anywhere else. Levels 1..32 are BMQ's 32 levels for SCHED_NORMAL,
+	 * SCHED_BATCH and SCHED_IDLE, (nice + 20 + boost + 12) / 2 + 1.
+	 * SCHED_IDLE tasks always sit at the worst level.
+	 */
+	SORYU_LVL_PCPU_KTHREAD = 0,
+	SORYU_LVL_FIRST_NORMAL = 1,
+	SORYU_NR_NORMAL_LEVELS = 32,
+	SORYU_NR_LEVELS = SORYU_LVL_FIRST_NORMAL + SORYU_NR_NORMAL_LEVELS, /* 33 */
+	SORYU_LVL_WORST = SORYU_NR_LEVELS - 1,
+	/* cpu_level[] of a CPU that has not run a soryu task yet. */
+	SORYU_LVL_NONE = SORYU_NR_LEVELS,
+
+	/* --boost-on-wake: one boost step per 2^22 ns slept, at most 24 steps. */
+	SORYU_WAKE_BOOST_SHIFT = 22,
+	SORYU_WAKE_BOOST_MAX_STEPS = 24,
+
+	/*
+	 * Probes per dispatch call: the anti-starvation pass probes at most every
+	 * level once, the bitmap scan at most every level once.
+	 */
+	SORYU_MAX_PROBES = 2 * SORYU_NR_LEVELS,
+
+	/*
+	 * Wake-to-run latency histogram, log-linear in nanoseconds: every power
+	 * of two from 2^LAT_MIN_SHIFT to 2^LAT_MAX_SHIFT is split into
+	 * 2^LAT_SUB_SHIFT equal sub-buckets. Bucket 0 holds everything below
+	 * 2^10 ns (~1 us), the last bucket everything at or above 2^32 ns
+	 * (~4.3 s). Powers of two are bucket edges, so 2^20, 2^22 and 2^24 ns
+	 * (1.05 ms, 4.19 ms, 16.8 ms) are exact thresholds.
+	 */
+	SORYU_LAT_MIN_SHIFT = 10,
+	SORYU_LAT_MAX_SHIFT = 32,
+	SORYU_LAT_SUB_SHIFT = 2,
+	SORYU_LAT_SUBS = 1 << SORYU_LAT_SUB_SHIFT,
+	SORYU_NR_LAT_BUCKETS =
+		(SORYU_LAT_MAX_SHIFT - SORYU_LAT_MIN_SHIFT) * SORYU_LAT_SUBS + 2,
+
+	/* Latency classes: tasks boosted (boost < 0) when they woke, and the rest. */
+	SORYU_CLASS_INTERACTIVE = 0,
+	SORYU_CLASS_OTHER = 1,
+	SORYU_NR_CLASSES = 2,
+
+	/*
+	 * --clear-bitmap safety net: every SORYU_REPAIR_PERIOD_NS a timer sets
+	 * the bit of every non-empty level whose bit reads clear, and wakes an
+	 * idle CPU. 4 ms keeps a task stranded by the enqueue race (see
+	 * docs/design.md) below the 4.19 ms latency band.
+	 */
+	SORYU_REPAIR_PERIOD_NS = 4 * 1000 * 1000,
+
+	/* Kernel watchdog: a task runnable this long without running ejects us. */
+	SORYU_TIMEOUT_MS = 10000,
+};
+
+/* Per-CPU event counters; user space sums CPUs and differences intervals. */
+enum soryu_counter {
+	SORYU_CNT_ENQUEUE,		/* tasks inserted into a level DSQ */
+	SORYU_CNT_DIRECT,		/* wakeups inserted straight onto an idle CPU */
+	SORYU_CNT_DISPATCH,		/* dispatch calls that moved a task to the CPU */
+	SORYU_CNT_DISPATCH_EMPTY,	/* dispatch calls that found nothing */
+	SORYU_CNT_KEEP,			/* dispatch calls that kept prev running */
+	SORYU_CNT_PROBES,		/* level DSQs probed by dispatch */
+	SORYU_CNT_STARVE_SERVE,		/* tasks served by the anti-starvation probe */
+	SORYU_CNT_PREEMPT_ATTEMPT,	/* try_preempt() calls */
+	SORYU_CNT_PREEMPT_IDLE,		/* ... that woke an idle CPU */
+	SORYU_CNT_PREEMPT_KICK,		/* ... that preempted a CPU on a worse level */
+	SORYU_CNT_PREEMPT_NONE,		/* ... that found no CPU to take the task */
+	SORYU_CNT_INSERT_FAIL,		/* DSQ inserts the kernel refused: must stay 0 */
+	SORYU_CNT_BITMAP_CLEAR,		/* level bits cleared (--clear-bitmap) */
+	SORYU_CNT_BITMAP_REPAIR,	/* bits the repair sweep had to set again */
+	SORYU_CNT_LEVEL_MISMATCH,	/* tasks that ran at another level than enqueued */
+	SORYU_CNT_WAKEUPS,		/* wakeups whose wake-to-run time was recorded */
+	SORYU_NR_COUNTERS,
+};
+
+/*
+ * One CPU's statistics, the value of the per-CPU array `stats`. Counters and
+ * histograms only ever grow; the interval maxima are reset lazily when the
+ * daemon bumps `stats_epoch` (see main.bpf.c: note_wait()).
+ */
+struct soryu_stats {
+	u64 cnt[SORYU_NR_COUNTERS];
+	/* probes per dispatch call, index = probe count */
+	u64 probe_hist[SORYU_MAX_PROBES + 1];
+	u64 lat_hist[SORYU_NR_CLASSES][SORYU_NR_LAT_BUCKETS];
+	/* boost of each enqueued task, index = boost + SORYU_MAX_BOOST */
+	u64 boost_hist[SORYU_BOOST_SPAN];
+	u64 level_hist[SORYU_NR_LEVELS];
+	/* longest wake-to-run wait of the epoch below, per class */
+	u64 max_wait_epoch;
+	u64 max_wait_ns[SORYU_NR_CLASSES];
+};
+
+#endif /* __SORYU_INTF_H */

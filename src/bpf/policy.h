@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * scx_soryu: BMQ's policy arithmetic as pure functions.
+ *
+ * This header is compiled twice from the same text: into the BPF program
+ * (main.bpf.c), and into the daemon through src/bpf/policy_host.c, where
+ * `cargo test` exercises it and the reports use it to label histogram
+ * buckets. There is no second copy of any of these rules.
+ *
+ * No kernel types, no helpers: integers in, integers out.
+ */
+#ifndef __SORYU_POLICY_H
+#define __SORYU_POLICY_H
+
+#include "intf.h"
+
+/* uapi scheduling policies (include/uapi/linux/sched.h), a stable ABI. */
+#define SORYU_SCHED_NORMAL	0
+#define SORYU_SCHED_BATCH	3
+#define SORYU_SCHED_IDLE	5
+
+static inline int soryu_min(int a, int b) { return a < b ? a : b; }
+static inline int soryu_max(int a, int b) { return a > b ? a : b; }
+
+/* BMQ never boosts SCHED_BATCH below 0. */
+static inline int soryu_boost_floor(int policy)
+{
+	return policy == SORYU_SCHED_BATCH ? 0 : -SORYU_MAX_BOOST;
+}
+
+/* A task used up its slice: one step worse (BMQ's deboost). */
+static inline int soryu_boost_after_expiry(int boost, int policy)
+{
+	if (policy == SORYU_SCHED_IDLE)
+		return boost;
+	return soryu_min(boost + 1, SORYU_MAX_BOOST);
+}
+
+/* A task blocked voluntarily: one step better, down to its floor. */
+static inline int soryu_boost_after_sleep(int boost, int policy)
+{
+	if (policy == SORYU_SCHED_IDLE)
+		return boost;
+	return soryu_max(boost - 1, soryu_boost_floor(policy));
+}
+
+/* sched_yield(): BMQ sends the yielder to the ceiling. */
+static inline int soryu_boost_after_yield(int boost, int policy)
+{
+	if (policy == SORYU_SCHED_IDLE)
+		return boost;
+	return SORYU_MAX_BOOST;
+}
+
+/*
+ * --boost-on-wake: what BMQ's sched_task_ttwu() meant to do, one step per
+ * 2^22 ns since the task last ran, at most 24 steps, never below the floor.
+ */
+static inline int soryu_boost_on_wake(int boost, int policy, u64 slept_ns)
+{
+	u64 steps = slept_ns >> SORYU_WAKE_BOOST_SHIFT;
+
+	if (policy == SORYU_SCHED_IDLE)
+		return boost;
+	if (steps > SORYU_WAKE_BOOST_MAX_STEPS)
+		steps = SORYU_WAKE_BOOST_MAX_STEPS;
+	return soryu_max(boost - (int)steps, soryu_boost_floor(policy));
+}
+
+/*
+ * The level a task is queued at. Lower runs first. nice is -20..19, boost
+ * -12..12; one boost step is half a level, as in BMQ.
+ */
+static inline u32 soryu_level(int policy, int pcpu_kthread, int nice, int boost)
+{
+	if (pcpu_kthread)
+		return SORYU_LVL_PCPU_KTHREAD;
+	if (policy == SORYU_SCHED_IDLE)
+		return SORYU_LVL_WORST;
+	nice = soryu_max(soryu_min(nice, 19), -20);
+	boost = soryu_max(soryu_min(boost, SORYU_MAX_BOOST), soryu_boost_floor(policy));
+	return SORYU_LVL_FIRST_NORMAL + (u32)(nice + 20 + boost + SORYU_MAX_BOOST) / 2;
+}
+
+/* Index of the most significant set bit of a non-zero value. */
+static inline u32 soryu_msb(u64 v)
+{
+	u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8)  { v >>= 8;  r += 8; }
+	if (v >> 4)  { v >>= 4;  r += 4; }
+	if (v >> 2)  { v >>= 2;  r += 2; }
+	if (v >> 1)  { r += 1; }
+	return r;
+}
+
+/* Wake-to-run latency histogram bucket of a wait of @ns nanoseconds. */
+static inline u32 soryu_lat_bucket(u64 ns)
+{
+	u32 msb, sub;
+
+	if (ns < (1ULL << SORYU_LAT_MIN_SHIFT))
+		return 0;
+	if (ns >= (1ULL << SORYU_LAT_MAX_SHIFT))
+		return SORYU_NR_LAT_BUCKETS - 1;
+	msb = soryu_msb(ns);
+	/* the SUB_SHIFT bits below the leading one pick the sub-bucket */
+	sub = (u32)(ns >> (msb - SORYU_LAT_SUB_SHIFT)) & (SORYU_LAT_SUBS - 1);
+	return 1 + (msb - SORYU_LAT_MIN_SHIFT) * SORYU_LAT_SUBS + sub;
+}
+
+/*
+ * Smallest wait that falls in bucket @idx (0 for bucket 0). A bucket holds
+ * [lower(idx), lower(idx + 1)); the last one has no upper bound.
+ */
+static inline u64 soryu_lat_bucket_lower(u32 idx)
+{
+	u32 msb, sub;
+
+	if (idx == 0)
+		return 0;
+	if (idx >= SORYU_NR_LAT_BUCKETS - 1)
+		return 1ULL << SORYU_LAT_MAX_SHIFT;
+	msb = SORYU_LAT_MIN_SHIFT + (idx - 1) / SORYU_LAT_SUBS;
+	sub = (idx - 1) % SORYU_LAT_SUBS;
+	return (1ULL << msb) + (u64)sub * (1ULL << (msb - SORYU_LAT_SUB_SHIFT));
+}
+
+#endif /* __SORYU_POLICY_H */

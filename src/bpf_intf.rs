@@ -1,0 +1,9 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//
+// Bindings generated from src/bpf/intf.h by build.rs.
+#![allow(non_upper_case_globals)]
+#![allow(non_camel_case_types)]
+#![allow(non_snake_case)]
+#![allow(dead_code)]
+
+include!(concat!(env!("OUT_DIR"), "/bpf_intf.rs"));

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//
+// Command line: every knob, its default, and the checks that reject a bad
+// combination before anything is loaded into the kernel.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::Parser;
+use scx_utils::libbpf_clap_opts::LibbpfOpts;
+
+/// scx_soryu: BMQ (BitMap Queue) priority levels as a sched_ext scheduler.
+///
+/// Tasks sit in 33 levels (nice plus a boost that rewards sleeping and
+/// punishes used-up slices), strict priority between levels, preemption of
+/// CPUs running a worse level, and an anti-starvation probe.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "scx_soryu", version = None, disable_version_flag = true)]
+pub struct Opts {
+    /// Time slice in microseconds; a task that uses it up is deboosted one step.
+    #[arg(short = 's', long, default_value_t = 1000, value_name = "US")]
+    pub slice_us: u64,
+
+    /// Serve a level that no CPU has served for this many milliseconds ahead of
+    /// every better level (anti-starvation); must exceed the slice.
+    #[arg(long, default_value_t = 100, value_name = "MS")]
+    pub starve_ms: u64,
+
+    /// Clear a level's bit when dispatch finds it empty (default off: measured
+    /// to cost interactive latency, see docs/knob-clear-bitmap.md).
+    #[arg(long, default_value_t = false, num_args = 0..=1, default_missing_value = "true",
+          value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub clear_bitmap: bool,
+
+    /// Boost a waking task by how long it slept, as BMQ meant to (default off:
+    /// BMQ as shipped, measured better, see docs/knob-boost-on-wake.md).
+    #[arg(long, default_value_t = false, num_args = 0..=1, default_missing_value = "true",
+          value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub boost_on_wake: bool,
+
+    /// Order tasks inside a level by virtual time instead of FIFO (default
+    /// off: measured no different, see docs/knob-vtime.md).
+    #[arg(long, default_value_t = false, num_args = 0..=1, default_missing_value = "true",
+          value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub vtime: bool,
+
+    /// Print one report of the last interval every this many seconds (0: off).
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    pub report_sec: u64,
+
+    /// Also append every interval report as one JSON object per line to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub report_json: Option<PathBuf>,
+
+    /// Run the scheduler and print scx_stats figures every SECS seconds.
+    #[arg(long, value_name = "SECS")]
+    pub stats: Option<f64>,
+
+    /// Print scx_stats figures of a running scx_soryu every SECS seconds; load nothing.
+    #[arg(long, value_name = "SECS")]
+    pub monitor: Option<f64>,
+
+    /// Describe the scx_stats figures and exit.
+    #[arg(long)]
+    pub help_stats: bool,
+
+    /// Bytes of the kernel's debug dump to keep when the scheduler exits on error.
+    #[arg(long, default_value_t = 0, value_name = "BYTES")]
+    pub exit_dump_len: u32,
+
+    /// Verbose output, including libbpf's and the verifier's messages.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+
+    /// Print the version and exit.
+    #[arg(short = 'V', long)]
+    pub version: bool,
+
+    #[clap(flatten, next_help_heading = "Libbpf Options")]
+    pub libbpf: LibbpfOpts,
+}
+
+/// Largest slice accepted: one second. Longer slices make strict priority
+/// meaningless for interactive work and push waits toward the watchdog.
+pub const MAX_SLICE_US: u64 = 1_000_000;
+
+/// Largest starvation threshold: it must stay well below the kernel
+/// watchdog, which ejects the scheduler when a task waits that long.
+pub fn max_starve_ms() -> u64 {
+    crate::bpf_intf::soryu_consts_SORYU_TIMEOUT_MS as u64 / 4
+}
+
+impl Opts {
+    /// Reject values and combinations the scheduler cannot honour. Each
+    /// error is one line: what is wrong and what to do instead.
+    pub fn validate(&self) -> Result<()> {
+        if self.slice_us == 0 {
+            bail!("--slice-us must be at least 1 (microseconds); the default is 1000");
+        }
+        if self.slice_us > MAX_SLICE_US {
+            bail!(
+                "--slice-us {} is above the limit of {MAX_SLICE_US} (one second); use a shorter slice",
+                self.slice_us
+            );
+        }
+        if self.starve_ms.saturating_mul(1000) <= self.slice_us {
+            bail!(
+                "--starve-ms {} must be longer than the slice ({} us): a level cannot starve in less than one slice",
+                self.starve_ms,
+                self.slice_us
+            );
+        }
+        if self.starve_ms > max_starve_ms() {
+            bail!(
+                "--starve-ms {} is above {} ms, a quarter of the kernel watchdog's {} ms; use a lower threshold",
+                self.starve_ms,
+                max_starve_ms(),
+                crate::bpf_intf::soryu_consts_SORYU_TIMEOUT_MS
+            );
+        }
+        for (flag, v) in [("--stats", self.stats), ("--monitor", self.monitor)] {
+            if let Some(secs) = v {
+                if !(secs.is_finite() && secs > 0.0) {
+                    bail!("{flag} takes a positive number of seconds, got {secs}");
+                }
+            }
+        }
+        if self.monitor.is_some() && (self.stats.is_some() || self.report_json.is_some()) {
+            bail!("--monitor only reads a running scx_soryu; it cannot be combined with --stats or --report-json");
+        }
+        if let Some(path) = &self.report_json {
+            if path.as_os_str().is_empty() {
+                bail!("--report-json needs a file path");
+            }
+            if self.report_sec == 0 {
+                bail!("--report-json writes one record per --report-sec interval; --report-sec 0 turns reports off");
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Opts> {
+        let opts = Opts::try_parse_from(std::iter::once("scx_soryu").chain(args.iter().copied()))?;
+        opts.validate()?;
+        Ok(opts)
+    }
+
+    #[test]
+    fn defaults_match_the_design() {
+        let o = parse(&[]).unwrap();
+        assert_eq!(o.slice_us, 1000);
+        assert_eq!(o.starve_ms, 100);
+        assert!(!o.clear_bitmap && !o.boost_on_wake && !o.vtime);
+        assert_eq!(o.report_sec, 10);
+    }
+
+    #[test]
+    fn knobs_take_both_forms() {
+        let o = parse(&["--vtime", "--clear-bitmap=true", "--boost-on-wake=false"]).unwrap();
+        assert!(o.vtime && o.clear_bitmap && !o.boost_on_wake);
+        let o = parse(&["--boost-on-wake", "true", "--vtime=false"]).unwrap();
+        assert!(o.boost_on_wake && !o.vtime);
+        assert!(parse(&["--vtime=yes"]).is_err());
+        assert!(parse(&["--vtime=1"]).is_err());
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        for args in [
+            &["--slice-us", "0"][..],
+            &["--slice-us", "-5"],
+            &["--slice-us", "abc"],
+            &["--slice-us", "2000000"],
+            &["--starve-ms", "0"],
+            &["--starve-ms", "1", "--slice-us", "1000"],
+            &["--starve-ms", "5", "--slice-us", "5000"],
+            &["--starve-ms", "999999"],
+            &["--stats", "0"],
+            &["--monitor", "nan"],
+            &["--monitor", "1", "--stats", "1"],
+            &["--report-json", "x.jsonl", "--report-sec", "0"],
+            &["--no-such-flag"],
+        ] {
+            assert!(parse(args).is_err(), "accepted {args:?}");
+        }
+    }
+
+    #[test]
+    fn edges_are_accepted() {
+        parse(&["--slice-us", "1", "--starve-ms", "1"]).unwrap();
+        parse(&["--slice-us", "1000000", "--starve-ms", "1001"]).unwrap();
+        parse(&["--starve-ms", &max_starve_ms().to_string()]).unwrap();
+        parse(&["--report-sec", "0"]).unwrap();
+    }
+
+    #[test]
+    fn error_messages_are_one_line() {
+        for args in [
+            &["--slice-us", "0"][..],
+            &["--starve-ms", "1", "--slice-us", "1000"],
+        ] {
+            let e = parse(args).unwrap_err().to_string();
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+}

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//
+// scx_soryu: BMQ (BitMap Queue) priority levels as a sched_ext scheduler.
+// Entry point: parse and check the command line, then either read a running
+// instance (--monitor) or load, attach and run the scheduler, restarting it
+// when the kernel asks (CPU hotplug).
+
+mod bpf_intf;
+mod bpf_skel;
+mod cli;
+mod hist;
+mod policy;
+mod report;
+mod scheduler;
+mod stats;
+
+use std::mem::MaybeUninit;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use log::{info, warn};
+
+use cli::Opts;
+use scheduler::Scheduler;
+
+fn run(opts: &Opts) -> Result<()> {
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let flag = shutdown.clone();
+    ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
+        .context("cannot install the SIGINT/SIGTERM handler")?;
+
+    if let Some(secs) = opts.monitor {
+        return scheduler::monitor(Duration::from_secs_f64(secs), shutdown);
+    }
+
+    scheduler::preflight()?;
+    scheduler::install_libbpf_logger(opts.verbose);
+    scx_utils::try_set_rlimit_infinity();
+
+    if let Some(secs) = opts.stats {
+        let flag = shutdown.clone();
+        std::thread::spawn(move || {
+            if let Err(e) = scheduler::monitor(Duration::from_secs_f64(secs), flag) {
+                warn!("stats monitor stopped: {e:#}");
+            }
+        });
+    }
+
+    let mut open_object = MaybeUninit::uninit();
+    loop {
+        let mut sched = Scheduler::init(opts, &mut open_object)?;
+        let exit = sched.run(&shutdown)?;
+        if !exit.should_restart() || shutdown.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        info!("the kernel asked for a restart (e.g. CPU hotplug): reloading");
+    }
+}
+
+fn main() -> ExitCode {
+    let opts = Opts::parse();
+    if opts.version {
+        println!("scx_soryu {}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
+    if opts.help_stats {
+        let data = scheduler::server_data(0);
+        return match data.describe_meta(&mut std::io::stdout(), None) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("scx_soryu: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let level = if opts.verbose {
+        log::LevelFilter::Debug
+    } else {
+        log::LevelFilter::Info
+    };
+    let _ = simple_logger::SimpleLogger::new()
+        .with_level(level)
+        .without_timestamps()
+        .init();
+
+    // One line on stderr, no backtrace, non-zero exit: the error paths are
+    // as much the interface as the reports are.
+    match opts.validate().and_then(|()| run(&opts)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("scx_soryu: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

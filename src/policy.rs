@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//
+// Safe wrappers over src/bpf/policy.h, compiled for the host from the very
+// text the BPF program runs (build.rs, src/bpf/policy_host.c). The unit tests
+// below therefore test the scheduler's own arithmetic, not a Rust rewrite.
+
+use std::os::raw::c_int;
+
+mod ffi {
+    use std::os::raw::c_int;
+    extern "C" {
+        pub fn soryu_c_boost_after_expiry(boost: c_int, policy: c_int) -> c_int;
+        pub fn soryu_c_boost_after_sleep(boost: c_int, policy: c_int) -> c_int;
+        pub fn soryu_c_boost_after_yield(boost: c_int, policy: c_int) -> c_int;
+        pub fn soryu_c_boost_on_wake(boost: c_int, policy: c_int, slept_ns: u64) -> c_int;
+        pub fn soryu_c_level(policy: c_int, pcpu_kthread: c_int, nice: c_int, boost: c_int) -> u32;
+        pub fn soryu_c_lat_bucket(ns: u64) -> u32;
+        pub fn soryu_c_lat_bucket_lower(idx: u32) -> u64;
+    }
+}
+
+/// uapi scheduling policies, as the kernel numbers them.
+#[allow(dead_code)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    Normal = 0,
+    Batch = 3,
+    Idle = 5,
+}
+
+#[allow(dead_code)]
+pub fn boost_after_expiry(boost: i32, policy: Policy) -> i32 {
+    unsafe { ffi::soryu_c_boost_after_expiry(boost as c_int, policy as c_int) }
+}
+
+#[allow(dead_code)]
+pub fn boost_after_sleep(boost: i32, policy: Policy) -> i32 {
+    unsafe { ffi::soryu_c_boost_after_sleep(boost as c_int, policy as c_int) }
+}
+
+#[allow(dead_code)]
+pub fn boost_after_yield(boost: i32, policy: Policy) -> i32 {
+    unsafe { ffi::soryu_c_boost_after_yield(boost as c_int, policy as c_int) }
+}
+
+#[allow(dead_code)]
+pub fn boost_on_wake(boost: i32, policy: Policy, slept_ns: u64) -> i32 {
+    unsafe { ffi::soryu_c_boost_on_wake(boost as c_int, policy as c_int, slept_ns) }
+}
+
+#[allow(dead_code)]
+pub fn level(policy: Policy, pcpu_kthread: bool, nice: i32, boost: i32) -> u32 {
+    unsafe { ffi::soryu_c_level(policy as c_int, pcpu_kthread as c_int, nice, boost) }
+}
+
+/// Histogram bucket of a wake-to-run wait, as the BPF side files it.
+pub fn lat_bucket(ns: u64) -> usize {
+    unsafe { ffi::soryu_c_lat_bucket(ns) as usize }
+}
+
+/// Smallest wait in latency bucket `idx` (ns).
+pub fn lat_bucket_lower(idx: usize) -> u64 {
+    unsafe { ffi::soryu_c_lat_bucket_lower(idx as u32) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bpf_intf::*;
+    use Policy::*;
+
+    const MAX: i32 = soryu_consts_SORYU_MAX_BOOST as i32;
+    const NR_BUCKETS: usize = soryu_consts_SORYU_NR_LAT_BUCKETS as usize;
+
+    #[test]
+    fn level_mapping_follows_bmq() {
+        // (nice + 20 + boost + 12) / 2, shifted by the kthread level.
+        assert_eq!(level(Normal, false, 0, 0), 1 + 16);
+        assert_eq!(level(Normal, false, -20, -MAX), 1);
+        assert_eq!(level(Normal, false, 19, MAX), soryu_consts_SORYU_LVL_WORST);
+        // one boost step is half a level
+        assert_eq!(level(Normal, false, 0, -1), level(Normal, false, 0, 0) - 1);
+        assert_eq!(level(Normal, false, 0, -2), level(Normal, false, 0, 0) - 1);
+        assert_eq!(level(Normal, false, 0, -3), level(Normal, false, 0, 0) - 2);
+        // per-CPU kthreads above everything, SCHED_IDLE below everything
+        assert_eq!(
+            level(Normal, true, 19, MAX),
+            soryu_consts_SORYU_LVL_PCPU_KTHREAD
+        );
+        assert_eq!(level(Idle, false, -20, -MAX), soryu_consts_SORYU_LVL_WORST);
+        // SCHED_BATCH never benefits from a negative boost
+        assert_eq!(level(Batch, false, 0, -MAX), level(Normal, false, 0, 0));
+        // every (nice, boost) lands on a normal level
+        for nice in -20..=19 {
+            for boost in -MAX..=MAX {
+                let l = level(Normal, false, nice, boost);
+                assert!(
+                    (1..soryu_consts_SORYU_NR_LEVELS).contains(&l),
+                    "{nice} {boost} -> {l}"
+                );
+            }
+        }
+        // out-of-range inputs are clamped, never wrap
+        assert_eq!(level(Normal, false, 100, 100), soryu_consts_SORYU_LVL_WORST);
+        assert_eq!(level(Normal, false, -100, -100), 1);
+    }
+
+    #[test]
+    fn boost_arithmetic() {
+        assert_eq!(boost_after_expiry(0, Normal), 1);
+        assert_eq!(boost_after_expiry(MAX, Normal), MAX);
+        assert_eq!(boost_after_sleep(0, Normal), -1);
+        assert_eq!(boost_after_sleep(-MAX, Normal), -MAX);
+        assert_eq!(
+            boost_after_sleep(0, Batch),
+            0,
+            "batch is never boosted below 0"
+        );
+        assert_eq!(boost_after_sleep(3, Batch), 2);
+        assert_eq!(boost_after_expiry(0, Idle), 0, "idle tasks are not boosted");
+        assert_eq!(boost_after_sleep(0, Idle), 0);
+        assert_eq!(boost_after_yield(-5, Normal), MAX);
+        assert_eq!(boost_after_yield(0, Idle), 0);
+    }
+
+    #[test]
+    fn wake_boost_steps_every_2_22_ns() {
+        let step = 1u64 << soryu_consts_SORYU_WAKE_BOOST_SHIFT;
+        assert_eq!(step, 4_194_304);
+        assert_eq!(boost_on_wake(5, Normal, step - 1), 5);
+        assert_eq!(boost_on_wake(5, Normal, step), 4);
+        assert_eq!(boost_on_wake(5, Normal, 3 * step + 7), 2);
+        // at most 24 steps, and never below -12
+        assert_eq!(boost_on_wake(MAX, Normal, 24 * step), -MAX);
+        assert_eq!(boost_on_wake(MAX, Normal, 23 * step), -MAX + 1);
+        assert_eq!(boost_on_wake(MAX, Normal, u64::MAX), -MAX);
+        assert_eq!(boost_on_wake(0, Batch, u64::MAX), 0);
+        assert_eq!(boost_on_wake(4, Idle, u64::MAX), 4);
+    }
+
+    #[test]
+    fn latency_buckets_have_power_of_two_edges() {
+        assert_eq!(lat_bucket(0), 0);
+        assert_eq!(lat_bucket(1023), 0);
+        assert_eq!(lat_bucket(1024), 1);
+        assert_eq!(lat_bucket_lower(1), 1024);
+        for shift in [20u32, 22, 24] {
+            let edge = 1u64 << shift;
+            let b = lat_bucket(edge);
+            assert_eq!(lat_bucket_lower(b), edge, "2^{shift} is an edge");
+            assert_eq!(lat_bucket(edge - 1), b - 1);
+        }
+        assert_eq!(lat_bucket((1 << 32) - 1), NR_BUCKETS - 2);
+        assert_eq!(lat_bucket(1 << 32), NR_BUCKETS - 1);
+        assert_eq!(lat_bucket(u64::MAX), NR_BUCKETS - 1);
+    }
+
+    #[test]
+    fn latency_buckets_are_consistent_both_ways() {
+        // every bucket's lower bound maps back to it, and bounds increase
+        for i in 1..NR_BUCKETS {
+            let lo = lat_bucket_lower(i);
+            assert_eq!(lat_bucket(lo), i, "lower({i}) = {lo}");
+            assert!(lo > lat_bucket_lower(i - 1));
+            if i + 1 < NR_BUCKETS {
+                assert_eq!(lat_bucket(lat_bucket_lower(i + 1) - 1), i);
+            }
+        }
+        // 4 sub-buckets per power of two
+        assert_eq!(
+            lat_bucket_lower(lat_bucket(1 << 20) + 1),
+            (1 << 20) + (1 << 18)
+        );
+    }
+}

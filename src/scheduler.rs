@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//
+// Scheduler lifecycle: checks before loading, open -> knobs into rodata ->
+// load -> attach, the report loop, and detach with the kernel's exit reason.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use crossbeam_channel::RecvTimeoutError;
+use libbpf_rs::{OpenObject, PrintLevel};
+use log::info;
+use scx_stats::prelude::*;
+use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report, UserExitInfo};
+
+use crate::bpf_skel::*;
+use crate::cli::Opts;
+use crate::report::{self, JsonSink};
+use crate::stats::{Interval, Metrics, Snapshot};
+
+const SCX_SYSFS: &str = "/sys/kernel/sched_ext";
+
+/// Refuse to start, with one clear line, when the scheduler cannot run here.
+/// Nothing has been loaded when this fails.
+pub fn preflight() -> Result<()> {
+    if unsafe { libc::geteuid() } != 0 {
+        bail!("must run as root (loading a sched_ext scheduler needs CAP_SYS_ADMIN and CAP_BPF); try: sudo scx_soryu");
+    }
+    if !std::path::Path::new(SCX_SYSFS).is_dir() {
+        bail!(
+            "this kernel ({}) has no sched_ext: it was built without CONFIG_SCHED_CLASS_EXT; boot a kernel with it (Linux 6.12+), or try soryu in a VM with scripts/demo.sh",
+            report::kernel_release()
+        );
+    }
+    let state = std::fs::read_to_string(format!("{SCX_SYSFS}/state")).unwrap_or_default();
+    if state.trim() != "disabled" {
+        let ops = std::fs::read_to_string(format!("{SCX_SYSFS}/root/ops")).unwrap_or_default();
+        let ops = ops.trim();
+        bail!(
+            "another sched_ext scheduler is {} ({}); stop it first (e.g. systemctl stop scx, or kill it)",
+            state.trim(),
+            if ops.is_empty() { "name unknown" } else { ops }
+        );
+    }
+    Ok(())
+}
+
+/// The last lines libbpf printed (the verifier's log among them), kept so a
+/// failed load can show why without -v.
+static LIBBPF_TAIL: Mutex<VecDeque<String>> = Mutex::new(VecDeque::new());
+static VERBOSE: AtomicBool = AtomicBool::new(false);
+const LIBBPF_TAIL_LINES: usize = 30;
+
+fn libbpf_print(level: PrintLevel, msg: String) {
+    if VERBOSE.load(Ordering::Relaxed) {
+        eprint!("libbpf: {msg}");
+    }
+    // libbpf prints the verifier's log at warning level; debug is chatter.
+    if level == PrintLevel::Debug {
+        return;
+    }
+    let mut tail = LIBBPF_TAIL.lock().unwrap_or_else(|e| e.into_inner());
+    for line in msg.lines() {
+        if tail.len() == LIBBPF_TAIL_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(line.to_string());
+    }
+}
+
+pub fn install_libbpf_logger(verbose: bool) {
+    VERBOSE.store(verbose, Ordering::Relaxed);
+    libbpf_rs::set_print(Some((PrintLevel::Debug, libbpf_print)));
+}
+
+fn libbpf_tail() -> String {
+    let tail = LIBBPF_TAIL.lock().unwrap_or_else(|e| e.into_inner());
+    tail.iter().map(|l| format!("  | {l}\n")).collect()
+}
+
+pub struct Scheduler<'a> {
+    skel: BpfSkel<'a>,
+    link: Option<libbpf_rs::Link>,
+    opts: &'a Opts,
+    stats_server: StatsServer<(), Snapshot>,
+    kernel_hz: u32,
+}
+
+impl<'a> Scheduler<'a> {
+    pub fn init(opts: &'a Opts, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
+        let mut builder = BpfSkelBuilder::default();
+        builder.obj_builder.debug(opts.verbose);
+        let open_opts = opts.libbpf.clone().into_bpf_open_opts();
+        let mut skel = scx_ops_open!(builder, open_object, soryu_ops, open_opts)
+            .context("cannot open the BPF object")?;
+
+        skel.struct_ops.soryu_ops_mut().exit_dump_len = opts.exit_dump_len;
+        // Knobs go into rodata now; after load the verifier has baked them in.
+        let rodata = skel
+            .maps
+            .rodata_data
+            .as_mut()
+            .context("BPF object has no rodata")?;
+        rodata.slice_ns = opts.slice_us * 1000;
+        rodata.starve_ns = opts.starve_ms * 1_000_000;
+        rodata.clear_bitmap = opts.clear_bitmap;
+        rodata.boost_on_wake = opts.boost_on_wake;
+        rodata.vtime_on = opts.vtime;
+
+        let skel = scx_ops_load!(skel, soryu_ops, uei).map_err(|e| {
+            let tail = libbpf_tail();
+            anyhow!("the kernel refused to load the BPF scheduler: {e:#}\nlast libbpf/verifier lines (run with -v for all):\n{tail}")
+        })?;
+        let mut skel = skel;
+        let link = scx_ops_attach!(skel, soryu_ops)
+            .map_err(|e| anyhow!("cannot attach the scheduler: {e:#}"))?;
+        let kernel_hz = skel.maps.bss_data.as_ref().map_or(0, |b| b.kernel_hz);
+        let stats_server = StatsServer::new(server_data(kernel_hz))
+            .launch()
+            .context("cannot start the scx_stats server")?;
+
+        info!(
+            "scx_soryu {} attached: slice {} us, starve {} ms, clear_bitmap={} boost_on_wake={} vtime={}",
+            env!("CARGO_PKG_VERSION"),
+            opts.slice_us,
+            opts.starve_ms,
+            opts.clear_bitmap,
+            opts.boost_on_wake,
+            opts.vtime
+        );
+        Ok(Scheduler {
+            skel,
+            link: Some(link),
+            opts,
+            stats_server,
+            kernel_hz,
+        })
+    }
+
+    fn snapshot(&self) -> Result<Snapshot> {
+        let epoch = self
+            .skel
+            .maps
+            .bss_data
+            .as_ref()
+            .map_or(0, |b| b.stats_epoch);
+        Snapshot::read(&self.skel.maps.stats, epoch)
+    }
+
+    /// Start a new interval for the per-CPU maxima (see note_wait() in BPF).
+    fn bump_epoch(&mut self) {
+        if let Some(bss) = self.skel.maps.bss_data.as_mut() {
+            bss.stats_epoch = bss.stats_epoch.wrapping_add(1);
+        }
+    }
+
+    /// Run until SIGINT/SIGTERM or until the kernel ends the scheduler.
+    /// Returns the kernel's exit info; an error exit is an Err.
+    pub fn run(&mut self, shutdown: &AtomicBool) -> Result<UserExitInfo> {
+        let (res_ch, req_ch) = self.stats_server.channels();
+        let period = Duration::from_secs(self.opts.report_sec);
+        let mut json = match &self.opts.report_json {
+            Some(p) => {
+                let mut sink = JsonSink::create(p)?;
+                sink.write(&report::header_record(self.opts, self.kernel_hz))?;
+                Some(sink)
+            }
+            None => None,
+        };
+        let mut prev = self.snapshot()?;
+        let mut next = Instant::now() + period;
+        let mut index = 0u64;
+
+        while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
+            // Answer scx_stats clients; they difference snapshots themselves.
+            match req_ch.recv_timeout(Duration::from_millis(100)) {
+                Ok(()) => res_ch.send(self.snapshot()?)?,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(e) => return Err(e).context("scx_stats server channel"),
+            }
+            if self.opts.report_sec == 0 || Instant::now() < next {
+                continue;
+            }
+            let cur = self.snapshot()?;
+            self.bump_epoch();
+            let iv = Interval::between(&prev, &cur, self.kernel_hz);
+            println!("{}", report::format_text(index, &iv.metrics));
+            let _ = std::io::stdout().flush();
+            if let Some(sink) = json.as_mut() {
+                sink.write(&report::interval_record(index, &iv))?;
+            }
+            prev = cur;
+            index += 1;
+            next += period;
+        }
+
+        // Detach before reading the exit info: the kernel fills it in on
+        // unregister, and the system is back on its default scheduler.
+        self.link.take();
+        uei_report!(&self.skel, uei)
+    }
+}
+
+impl Drop for Scheduler<'_> {
+    fn drop(&mut self) {
+        if self.link.take().is_some() {
+            info!("detached scx_soryu");
+        }
+    }
+}
+
+/// scx_stats: each client connection keeps its own previous snapshot and
+/// gets the figures of the interval since its last request. The longest-wait
+/// figures cover the current --report-sec interval (or the whole run when
+/// reports are off).
+pub fn server_data(kernel_hz: u32) -> StatsServerData<(), Snapshot> {
+    let open: Box<dyn StatsOpener<(), Snapshot>> = Box::new(move |(req_ch, res_ch)| {
+        req_ch.send(())?;
+        let mut prev = res_ch.recv()?;
+        let read: Box<dyn StatsReader<(), Snapshot>> = Box::new(move |_args, (req_ch, res_ch)| {
+            req_ch.send(())?;
+            let cur = res_ch.recv()?;
+            let iv = Interval::between(&prev, &cur, kernel_hz);
+            prev = cur;
+            iv.metrics.to_json()
+        });
+        Ok(read)
+    });
+    StatsServerData::new()
+        .add_meta(Metrics::meta())
+        .add_ops("top", StatsOps { open, close: None })
+}
+
+/// --monitor / --stats: print the figures of a running scx_soryu.
+pub fn monitor(intv: Duration, shutdown: Arc<AtomicBool>) -> Result<()> {
+    let mut index = 0u64;
+    scx_utils::monitor_stats::<Metrics>(
+        &[],
+        intv,
+        || shutdown.load(Ordering::Relaxed),
+        |m| {
+            println!("{}", report::format_text(index, &m));
+            index += 1;
+            Ok(())
+        },
+    )
+}

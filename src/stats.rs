@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//
+// Statistics collection: sum the per-CPU `stats` map into a Snapshot, and
+// turn two Snapshots into the figures of the interval between them. Every
+// figure is differenced; nothing reported is cumulative.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use libbpf_rs::{MapCore, MapFlags};
+use scx_stats_derive::{stat_doc, Stats};
+use serde::{Deserialize, Serialize};
+
+use crate::bpf_intf::*;
+use crate::hist;
+
+const NR_CNT: usize = soryu_counter_SORYU_NR_COUNTERS as usize;
+const CLASS_INTERACTIVE: usize = soryu_consts_SORYU_CLASS_INTERACTIVE as usize;
+const CLASS_OTHER: usize = soryu_consts_SORYU_CLASS_OTHER as usize;
+
+/// Everything the BPF side has counted since attach, summed over CPUs.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub at: Instant,
+    pub cnt: Vec<u64>,
+    pub probe_hist: Vec<u64>,
+    pub lat_hist: [Vec<u64>; 2],
+    pub boost_hist: Vec<u64>,
+    pub level_hist: Vec<u64>,
+    /// Longest wait per class among CPUs whose maxima belong to `epoch`.
+    pub max_wait_ns: [u64; 2],
+    pub kernel_events: BTreeMap<String, u64>,
+}
+
+impl Snapshot {
+    /// Sum the per-CPU values. Only maxima recorded during `epoch` count.
+    pub fn from_percpu(per_cpu: &[soryu_stats], epoch: u64) -> Self {
+        let z = |n: usize| vec![0u64; n];
+        let mut s = Snapshot {
+            at: Instant::now(),
+            cnt: z(NR_CNT),
+            probe_hist: z(soryu_consts_SORYU_MAX_PROBES as usize + 1),
+            lat_hist: [
+                z(soryu_consts_SORYU_NR_LAT_BUCKETS as usize),
+                z(soryu_consts_SORYU_NR_LAT_BUCKETS as usize),
+            ],
+            boost_hist: z(soryu_consts_SORYU_BOOST_SPAN as usize),
+            level_hist: z(soryu_consts_SORYU_NR_LEVELS as usize),
+            max_wait_ns: [0; 2],
+            kernel_events: BTreeMap::new(),
+        };
+        let add = |acc: &mut Vec<u64>, v: &[u64]| {
+            for (a, x) in acc.iter_mut().zip(v) {
+                *a = a.wrapping_add(*x);
+            }
+        };
+        for c in per_cpu {
+            add(&mut s.cnt, &c.cnt);
+            add(&mut s.probe_hist, &c.probe_hist);
+            add(&mut s.lat_hist[0], &c.lat_hist[0]);
+            add(&mut s.lat_hist[1], &c.lat_hist[1]);
+            add(&mut s.boost_hist, &c.boost_hist);
+            add(&mut s.level_hist, &c.level_hist);
+            if c.max_wait_epoch == epoch {
+                for k in 0..2 {
+                    s.max_wait_ns[k] = s.max_wait_ns[k].max(c.max_wait_ns[k]);
+                }
+            }
+        }
+        s
+    }
+
+    /// Read the `stats` map of a loaded scheduler.
+    pub fn read(map: &dyn MapCore, epoch: u64) -> Result<Self> {
+        let key = 0u32.to_ne_bytes();
+        let vals = map
+            .lookup_percpu(&key, MapFlags::ANY)
+            .context("reading the per-CPU stats map")?
+            .context("the per-CPU stats map has no entry 0")?;
+        let mut per_cpu = Vec::with_capacity(vals.len());
+        for v in &vals {
+            if v.len() < std::mem::size_of::<soryu_stats>() {
+                bail!(
+                    "per-CPU stats value is {} bytes, expected {}",
+                    v.len(),
+                    std::mem::size_of::<soryu_stats>()
+                );
+            }
+            // SAFETY: the map value is a struct soryu_stats laid out by the
+            // same intf.h these bindings were generated from.
+            per_cpu.push(unsafe { std::ptr::read_unaligned(v.as_ptr() as *const soryu_stats) });
+        }
+        let mut s = Self::from_percpu(&per_cpu, epoch);
+        s.kernel_events = read_kernel_events();
+        Ok(s)
+    }
+}
+
+/// The kernel's own sched_ext event counters, where it exposes them
+/// (/sys/kernel/sched_ext/root/events on recent kernels): "NAME VALUE" lines.
+pub fn read_kernel_events() -> BTreeMap<String, u64> {
+    let Ok(text) = std::fs::read_to_string("/sys/kernel/sched_ext/root/events") else {
+        return BTreeMap::new();
+    };
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let (k, v) = (it.next()?, it.next()?.parse().ok()?);
+            Some((k.to_string(), v))
+        })
+        .collect()
+}
+
+/// Tasks on a run queue right now (procs_running of /proc/stat).
+pub fn tasks_running() -> u64 {
+    std::fs::read_to_string("/proc/stat")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("procs_running ")
+                    .and_then(|v| v.trim().parse().ok())
+            })
+        })
+        .unwrap_or(0)
+}
+
+/// Wake-to-run figures of one latency class over one interval.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct LatFigures {
+    pub count: u64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+    pub max_jiffies: f64,
+    pub over_1ms_pct: f64,
+    pub over_4ms_pct: f64,
+    pub over_16ms_pct: f64,
+}
+
+impl LatFigures {
+    pub fn from_hist(counts: &[u64], max_ns: u64, hz: u32) -> Self {
+        let us = |ns: Option<u64>| ns.map_or(0.0, |v| v as f64 / 1000.0);
+        LatFigures {
+            count: counts.iter().sum(),
+            p50_us: us(hist::lat_quantile_ns(counts, 0.50)),
+            p99_us: us(hist::lat_quantile_ns(counts, 0.99)),
+            p999_us: us(hist::lat_quantile_ns(counts, 0.999)),
+            max_us: max_ns as f64 / 1000.0,
+            max_jiffies: if hz > 0 {
+                max_ns as f64 * hz as f64 / 1e9
+            } else {
+                0.0
+            },
+            over_1ms_pct: hist::lat_pct_at_or_above(counts, 1 << 20),
+            over_4ms_pct: hist::lat_pct_at_or_above(counts, 1 << 22),
+            over_16ms_pct: hist::lat_pct_at_or_above(counts, 1 << 24),
+        }
+    }
+}
+
+/// The scalar figures of one interval: what the text report prints, what
+/// scx_stats serves, and the flat part of a JSON record.
+#[stat_doc]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
+#[stat(top)]
+pub struct Metrics {
+    #[stat(desc = "Length of the interval (s)")]
+    pub duration_s: f64,
+    #[stat(desc = "Tasks queued on a level DSQ")]
+    pub enqueue: u64,
+    #[stat(desc = "Wakeups placed straight on an idle CPU")]
+    pub direct: u64,
+    #[stat(desc = "Dispatch calls that moved a task to their CPU")]
+    pub dispatch: u64,
+    #[stat(desc = "Dispatch calls that found nothing")]
+    pub dispatch_empty: u64,
+    #[stat(desc = "Dispatch calls that kept the previous task running")]
+    pub dispatch_keep: u64,
+    #[stat(desc = "Level DSQs probed")]
+    pub probes: u64,
+    #[stat(desc = "Probes per dispatch call, mean")]
+    pub probes_mean: f64,
+    #[stat(desc = "Probes per dispatch call, median")]
+    pub probes_p50: u64,
+    #[stat(desc = "Probes per dispatch call, 99th percentile")]
+    pub probes_p99: u64,
+    #[stat(desc = "Probes per dispatch call, maximum")]
+    pub probes_max: u64,
+    #[stat(desc = "Tasks served by the anti-starvation probe")]
+    pub starve_serve: u64,
+    #[stat(desc = "Preemption attempts (try_preempt calls)")]
+    pub preempt_attempts: u64,
+    #[stat(desc = "Attempts that woke an idle CPU")]
+    pub preempt_idle: u64,
+    #[stat(desc = "Attempts that kicked a CPU running a worse level")]
+    pub preempt_kicks: u64,
+    #[stat(desc = "Attempts that found no CPU to take the task")]
+    pub preempt_none: u64,
+    #[stat(desc = "preempt_none as a percentage of attempts")]
+    pub preempt_none_pct: f64,
+    #[stat(desc = "DSQ inserts the kernel refused (must be 0)")]
+    pub insert_fail: u64,
+    #[stat(desc = "Level bits cleared (--clear-bitmap)")]
+    pub bitmap_clear: u64,
+    #[stat(desc = "Level bits set again by the repair sweep")]
+    pub bitmap_repair: u64,
+    #[stat(desc = "Tasks that started running at another level than enqueued")]
+    pub level_mismatch: u64,
+    #[stat(desc = "Tasks on a run queue at the end of the interval")]
+    pub tasks_running: u64,
+    #[stat(desc = "Interactive wakeups (boost < 0 at wakeup)")]
+    pub int_count: u64,
+    #[stat(desc = "Interactive wake-to-run p50 (us, bucket lower bound)")]
+    pub int_p50_us: f64,
+    #[stat(desc = "Interactive wake-to-run p99 (us, bucket lower bound)")]
+    pub int_p99_us: f64,
+    #[stat(desc = "Interactive wake-to-run p99.9 (us, bucket lower bound)")]
+    pub int_p999_us: f64,
+    #[stat(desc = "Interactive longest wait (us)")]
+    pub int_max_us: f64,
+    #[stat(desc = "Interactive longest wait (jiffies)")]
+    pub int_max_jiffies: f64,
+    #[stat(desc = "Interactive wakeups waiting >= 2^20 ns (%)")]
+    pub int_over_1ms_pct: f64,
+    #[stat(desc = "Interactive wakeups waiting >= 2^22 ns (%)")]
+    pub int_over_4ms_pct: f64,
+    #[stat(desc = "Interactive wakeups waiting >= 2^24 ns (%)")]
+    pub int_over_16ms_pct: f64,
+    #[stat(desc = "Other wakeups")]
+    pub oth_count: u64,
+    #[stat(desc = "Other wake-to-run p50 (us, bucket lower bound)")]
+    pub oth_p50_us: f64,
+    #[stat(desc = "Other wake-to-run p99 (us, bucket lower bound)")]
+    pub oth_p99_us: f64,
+    #[stat(desc = "Other wake-to-run p99.9 (us, bucket lower bound)")]
+    pub oth_p999_us: f64,
+    #[stat(desc = "Other longest wait (us)")]
+    pub oth_max_us: f64,
+    #[stat(desc = "Other longest wait (jiffies)")]
+    pub oth_max_jiffies: f64,
+    #[stat(desc = "Other wakeups waiting >= 2^20 ns (%)")]
+    pub oth_over_1ms_pct: f64,
+    #[stat(desc = "Other wakeups waiting >= 2^22 ns (%)")]
+    pub oth_over_4ms_pct: f64,
+    #[stat(desc = "Other wakeups waiting >= 2^24 ns (%)")]
+    pub oth_over_16ms_pct: f64,
+    #[stat(desc = "Enqueued tasks at the boost floor, -12 (%)")]
+    pub boost_floor_pct: f64,
+    #[stat(desc = "Enqueued tasks between floor and ceiling (%)")]
+    pub boost_between_pct: f64,
+    #[stat(desc = "Enqueued tasks at the boost ceiling, +12 (%)")]
+    pub boost_ceiling_pct: f64,
+}
+
+/// The raw distributions of one interval (bucket counts, differenced).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Hists {
+    pub lat_interactive: Vec<u64>,
+    pub lat_other: Vec<u64>,
+    pub probes: Vec<u64>,
+    /// index = boost + 12
+    pub boost: Vec<u64>,
+    pub levels: Vec<u64>,
+}
+
+/// One interval: scalar figures, distributions, kernel events.
+#[derive(Clone, Debug, Default)]
+pub struct Interval {
+    pub metrics: Metrics,
+    pub hists: Hists,
+    pub kernel_events: BTreeMap<String, u64>,
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+impl Interval {
+    /// Figures of the interval from `prev` to `cur`. `hz` is the kernel's
+    /// tick rate (0 if unknown: jiffies then read 0).
+    pub fn between(prev: &Snapshot, cur: &Snapshot, hz: u32) -> Self {
+        let d = hist::diff(&cur.cnt, &prev.cnt);
+        let c = |i: soryu_counter| d[i as usize];
+        let probes = hist::diff(&cur.probe_hist, &prev.probe_hist);
+        let lat_i = hist::diff(
+            &cur.lat_hist[CLASS_INTERACTIVE],
+            &prev.lat_hist[CLASS_INTERACTIVE],
+        );
+        let lat_o = hist::diff(&cur.lat_hist[CLASS_OTHER], &prev.lat_hist[CLASS_OTHER]);
+        let boost = hist::diff(&cur.boost_hist, &prev.boost_hist);
+        let levels = hist::diff(&cur.level_hist, &prev.level_hist);
+        let li = LatFigures::from_hist(&lat_i, cur.max_wait_ns[CLASS_INTERACTIVE], hz);
+        let lo = LatFigures::from_hist(&lat_o, cur.max_wait_ns[CLASS_OTHER], hz);
+        let boosts: u64 = boost.iter().sum();
+        let (floor, ceiling) = (boost[0], boost[boost.len() - 1]);
+        let attempts = c(soryu_counter_SORYU_CNT_PREEMPT_ATTEMPT);
+
+        let metrics = Metrics {
+            duration_s: cur.at.saturating_duration_since(prev.at).as_secs_f64(),
+            enqueue: c(soryu_counter_SORYU_CNT_ENQUEUE),
+            direct: c(soryu_counter_SORYU_CNT_DIRECT),
+            dispatch: c(soryu_counter_SORYU_CNT_DISPATCH),
+            dispatch_empty: c(soryu_counter_SORYU_CNT_DISPATCH_EMPTY),
+            dispatch_keep: c(soryu_counter_SORYU_CNT_KEEP),
+            probes: c(soryu_counter_SORYU_CNT_PROBES),
+            probes_mean: hist::index_mean(&probes),
+            probes_p50: hist::quantile_bucket(&probes, 0.5).unwrap_or(0) as u64,
+            probes_p99: hist::quantile_bucket(&probes, 0.99).unwrap_or(0) as u64,
+            probes_max: hist::max_bucket(&probes).unwrap_or(0) as u64,
+            starve_serve: c(soryu_counter_SORYU_CNT_STARVE_SERVE),
+            preempt_attempts: attempts,
+            preempt_idle: c(soryu_counter_SORYU_CNT_PREEMPT_IDLE),
+            preempt_kicks: c(soryu_counter_SORYU_CNT_PREEMPT_KICK),
+            preempt_none: c(soryu_counter_SORYU_CNT_PREEMPT_NONE),
+            preempt_none_pct: pct(c(soryu_counter_SORYU_CNT_PREEMPT_NONE), attempts),
+            insert_fail: c(soryu_counter_SORYU_CNT_INSERT_FAIL),
+            bitmap_clear: c(soryu_counter_SORYU_CNT_BITMAP_CLEAR),
+            bitmap_repair: c(soryu_counter_SORYU_CNT_BITMAP_REPAIR),
+            level_mismatch: c(soryu_counter_SORYU_CNT_LEVEL_MISMATCH),
+            tasks_running: tasks_running(),
+            int_count: li.count,
+            int_p50_us: li.p50_us,
+            int_p99_us: li.p99_us,
+            int_p999_us: li.p999_us,
+            int_max_us: li.max_us,
+            int_max_jiffies: li.max_jiffies,
+            int_over_1ms_pct: li.over_1ms_pct,
+            int_over_4ms_pct: li.over_4ms_pct,
+            int_over_16ms_pct: li.over_16ms_pct,
+            oth_count: lo.count,
+            oth_p50_us: lo.p50_us,
+            oth_p99_us: lo.p99_us,
+            oth_p999_us: lo.p999_us,
+            oth_max_us: lo.max_us,
+            oth_max_jiffies: lo.max_jiffies,
+            oth_over_1ms_pct: lo.over_1ms_pct,
+            oth_over_4ms_pct: lo.over_4ms_pct,
+            oth_over_16ms_pct: lo.over_16ms_pct,
+            boost_floor_pct: pct(floor, boosts),
+            boost_between_pct: pct(boosts - floor - ceiling, boosts),
+            boost_ceiling_pct: pct(ceiling, boosts),
+        };
+        let kernel_events = cur
+            .kernel_events
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    v.wrapping_sub(*prev.kernel_events.get(k).unwrap_or(&0)),
+                )
+            })
+            .collect();
+        Interval {
+            metrics,
+            hists: Hists {
+                lat_interactive: lat_i,
+                lat_other: lat_o,
+                probes,
+                boost,
+                levels,
+            },
+            kernel_events,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy;
+
+    fn zero_cpu() -> soryu_stats {
+        // SAFETY: soryu_stats is plain integers; all-zero is a valid value.
+        unsafe { std::mem::zeroed() }
+    }
+
+    #[test]
+    fn interval_is_differenced_and_summed_over_cpus() {
+        let mut a = zero_cpu();
+        let mut b = zero_cpu();
+        a.cnt[soryu_counter_SORYU_CNT_DISPATCH as usize] = 10;
+        b.cnt[soryu_counter_SORYU_CNT_DISPATCH as usize] = 5;
+        a.probe_hist[2] = 10;
+        b.probe_hist[4] = 5;
+        let prev = Snapshot::from_percpu(&[a, b], 0);
+
+        a.cnt[soryu_counter_SORYU_CNT_DISPATCH as usize] = 30;
+        b.cnt[soryu_counter_SORYU_CNT_DISPATCH as usize] = 25;
+        a.probe_hist[2] = 30; // +20 dispatches of 2 probes
+        b.probe_hist[4] = 25; // +20 dispatches of 4 probes
+        a.lat_hist[0][policy::lat_bucket(1 << 20)] = 3;
+        a.lat_hist[0][policy::lat_bucket(1000)] = 297;
+        a.max_wait_epoch = 1;
+        a.max_wait_ns[0] = 1_500_000;
+        b.max_wait_epoch = 0; // stale epoch: ignored
+        b.max_wait_ns[0] = 9_000_000;
+        a.boost_hist[0] = 6;
+        a.boost_hist[12] = 1;
+        a.boost_hist[24] = 3;
+        let cur = Snapshot::from_percpu(&[a, b], 1);
+
+        let i = Interval::between(&prev, &cur, 250);
+        let m = &i.metrics;
+        assert_eq!(m.dispatch, 40);
+        assert!((m.probes_mean - 3.0).abs() < 1e-12);
+        assert_eq!((m.probes_p50, m.probes_max), (2, 4));
+        assert_eq!(m.int_count, 300);
+        assert!((m.int_over_1ms_pct - 1.0).abs() < 1e-9);
+        assert_eq!(m.int_max_us, 1500.0);
+        assert!((m.int_max_jiffies - 0.375).abs() < 1e-9);
+        assert_eq!(m.oth_count, 0);
+        assert_eq!(
+            (m.boost_floor_pct, m.boost_between_pct, m.boost_ceiling_pct),
+            (60.0, 10.0, 30.0)
+        );
+    }
+}
