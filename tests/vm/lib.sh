@@ -45,6 +45,7 @@ FAILED=0
 CASE=
 CASE_FAILS=()
 SCHED_PID=
+SCHED_ARGS=()
 LOAD_PID=
 KMSG_MARK=
 
@@ -90,6 +91,20 @@ sched_start() {
   trace "start: $SORYU_BIN ${args[*]}"
   "$SORYU_BIN" "${args[@]}" >"$SORYU_OUT/$CASE.sched.log" 2>&1 &
   SCHED_PID=$!
+  SCHED_ARGS=("$@")
+}
+
+# After the first failure to load in a run, load once more with -v, for
+# libbpf's and the verifier's full messages (CASE.verbose.log).
+VERBOSE_DONE=0
+sched_verbose_retry() {
+  [ "$VERBOSE_DONE" = 0 ] || return 0
+  VERBOSE_DONE=1
+  local f=$SORYU_OUT/$CASE.verbose.log
+  trace "loading again with -v for the verifier's messages: $f"
+  timeout -s INT "$ENABLE_TIMEOUT" "$SORYU_BIN" -v "${SCHED_ARGS[@]}" \
+    --report-json "$SORYU_OUT/$CASE.verbose.jsonl" --kconfig "$SORYU_KCONFIG" >"$f" 2>&1 || true
+  fail "loading failed; full libbpf/verifier output of a second try with -v: $(basename "$f")"
 }
 
 # Waits until sched_ext is enabled with our ops. Fails the case when the
@@ -104,6 +119,7 @@ sched_wait_enabled() {
       wait "$SCHED_PID" || rc=$?
       SCHED_PID=
       fail "scheduler exited with status $rc before sched_ext was enabled"
+      sched_verbose_retry
       return 1
     fi
     if [ $(($(now) - start)) -ge "$ENABLE_TIMEOUT" ]; then
