@@ -69,6 +69,10 @@ export SORYU_KVER SORYU_KCONFIG SORYU_REPO=$repo SORYU_TEST=$script SORYU_TEST_N
 
 results=${SORYU_VM_RESULTS:-$repo/target/vm-results}
 out=$results/$name
+mkdir -p "$results"
+# Two runs of one test would wipe each other's results: one at a time.
+exec 9>"$results/.$name.lock"
+flock -n 9 || die "another run of $name is in progress (lock $results/.$name.lock)"
 rm -rf "$out"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
