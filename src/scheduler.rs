@@ -92,8 +92,9 @@ pub struct Scheduler<'a> {
 
 impl<'a> Scheduler<'a> {
     pub fn init(opts: &'a Opts, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
-        let mut builder = BpfSkelBuilder::default();
-        builder.obj_builder.debug(opts.verbose);
+        // Not obj_builder.debug(): it would replace the logger installed by
+        // install_libbpf_logger(), which keeps the verifier's last lines.
+        let builder = BpfSkelBuilder::default();
         let open_opts = opts.libbpf.clone().into_bpf_open_opts();
         let mut skel = scx_ops_open!(builder, open_object, soryu_ops, open_opts)
             .context("cannot open the BPF object")?;

@@ -244,7 +244,7 @@ static bool probe_level(u32 lvl, struct soryu_stats *st)
  * costs an nr_queued read, and the bitmap is not asked (with clearing on,
  * its bit may be wrong, see probe_level()).
  */
-static bool serve_starved(u64 now, u32 *probes, struct soryu_stats *st)
+static bool serve_starved(u64 now, struct soryu_stats *st)
 {
 	u32 lvl;
 
@@ -258,7 +258,6 @@ static bool serve_starved(u64 now, u32 *probes, struct soryu_stats *st)
 			WRITE_ONCE(*ls, now);
 			continue;
 		}
-		(*probes)++;
 		if (probe_level(lvl, st)) {
 			WRITE_ONCE(*ls, now);
 			stat_add(st, SORYU_CNT_STARVE_SERVE, 1);
@@ -269,7 +268,7 @@ static bool serve_starved(u64 now, u32 *probes, struct soryu_stats *st)
 }
 
 /* Walk the levels the bitmap advertises, best first, below @limit. */
-static bool scan_levels(u32 limit, u64 now, u32 *probes, struct soryu_stats *st)
+static bool scan_levels(u32 limit, u64 now, struct soryu_stats *st)
 {
 	u64 bm = READ_ONCE(lvl_bitmap);
 	u32 lvl;
@@ -279,7 +278,6 @@ static bool scan_levels(u32 limit, u64 now, u32 *probes, struct soryu_stats *st)
 			break;
 		if (!(bm & (1ULL << lvl)))
 			continue;
-		(*probes)++;
 		if (probe_level(lvl, st)) {
 			note_served(lvl, now);
 			return true;
@@ -380,7 +378,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	struct task_ctx *tctx;
 	u64 slice, vt, floor;
 	bool ok;
-	u32 lvl;
+	u32 lvl, b;
 
 	if (!(tctx = lookup_task_ctx(p))) {
 		scx_bpf_error("soryu: no task context for %s[%d]", p->comm, p->pid);
@@ -411,8 +409,10 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		stat_add(st, SORYU_CNT_ENQUEUE, 1);
 		if (lvl < SORYU_NR_LEVELS)
 			st->level_hist[lvl]++;
-		if (tctx->boost >= -SORYU_MAX_BOOST && tctx->boost <= SORYU_MAX_BOOST)
-			st->boost_hist[tctx->boost + SORYU_MAX_BOOST]++;
+		/* unsigned index: one bounds check the verifier can follow */
+		b = (u32)(tctx->boost + SORYU_MAX_BOOST);
+		if (b < SORYU_BOOST_SPAN)
+			st->boost_hist[b]++;
 	}
 	try_preempt(p, lvl, st);
 }
@@ -422,8 +422,12 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 	struct soryu_stats *st = this_stats();
 	struct task_ctx *pctx = NULL;
 	struct cpu_ctx *cctx;
-	u32 limit = SORYU_NR_LEVELS, probes = 0, zero = 0, lvl = SORYU_LVL_NONE;
-	u64 now = scx_bpf_now();
+	u32 limit = SORYU_NR_LEVELS, zero = 0, lvl = SORYU_LVL_NONE;
+	u64 now = scx_bpf_now(), probes_before, probes;
+
+	if (!st)
+		return;	/* never: a per-CPU array always has entry 0 */
+	probes_before = st->cnt[SORYU_CNT_PROBES];
 
 	/*
 	 * The kernel calls us while @prev, its slice used up, is still on the
@@ -437,7 +441,7 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 		limit = lvl + 1;
 	}
 
-	if (serve_starved(now, &probes, st) || scan_levels(limit, now, &probes, st)) {
+	if (serve_starved(now, st) || scan_levels(limit, now, st)) {
 		stat_add(st, SORYU_CNT_DISPATCH, 1);
 	} else if (pctx) {
 		/* Nothing better queued: keep @prev on the rest of its slice. */
@@ -449,7 +453,13 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 		stat_add(st, SORYU_CNT_DISPATCH_EMPTY, 1);
 	}
 
-	if (st && probes <= SORYU_MAX_PROBES)
+	/*
+	 * Probes of this call, read back from the map rather than counted in a
+	 * local: a local used as an index would make the verifier track its
+	 * exact value through both level loops and never converge.
+	 */
+	probes = st->cnt[SORYU_CNT_PROBES] - probes_before;
+	if (probes <= SORYU_MAX_PROBES)
 		st->probe_hist[probes]++;
 }
 
@@ -577,18 +587,20 @@ void BPF_STRUCT_OPS(soryu_enable, struct task_struct *p)
 static int repair_sweep(void *map, int *key, struct bpf_timer *timer)
 {
 	u64 bm = READ_ONCE(lvl_bitmap);
-	u32 lvl, cpu, repaired = 0;
+	bool repaired = false;
+	u32 lvl, cpu;
 
 	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
 		if ((bm & (1ULL << lvl)) || scx_bpf_dsq_nr_queued(lvl) <= 0)
 			continue;
 		__sync_fetch_and_or(&lvl_bitmap, 1ULL << lvl);
-		repaired++;
+		/* counted in the map, not a local: keeps the loop verifiable */
+		stat_inc(SORYU_CNT_BITMAP_REPAIR);
+		repaired = true;
 	}
 	if (repaired) {
 		const struct cpumask *idle = scx_bpf_get_idle_cpumask();
 
-		stat_add(this_stats(), SORYU_CNT_BITMAP_REPAIR, repaired);
 		cpu = bpf_cpumask_any_distribute(idle);
 		scx_bpf_put_idle_cpumask(idle);
 		/* no idle CPU: every CPU will dispatch when its slice ends */
