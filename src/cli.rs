@@ -15,8 +15,12 @@ use scx_utils::libbpf_clap_opts::LibbpfOpts;
 /// punishes used-up slices), strict priority between levels, preemption of
 /// CPUs running a worse level, and an anti-starvation probe.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "scx_soryu", version = None, disable_version_flag = true)]
+#[command(name = "scx_soryu", version = None, disable_version_flag = true, args_conflicts_with_subcommands = true)]
 pub struct Opts {
+    /// Tools that work on recorded --report-json files; load nothing.
+    #[command(subcommand)]
+    pub tool: Option<Tool>,
+
     /// Time slice in microseconds; a task that uses it up is deboosted one step.
     #[arg(short = 's', long, default_value_t = 1000, value_name = "US")]
     pub slice_us: u64,
@@ -78,6 +82,15 @@ pub struct Opts {
 
     #[clap(flatten, next_help_heading = "Libbpf Options")]
     pub libbpf: LibbpfOpts,
+}
+
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum Tool {
+    /// Pair two configurations' --report-json runs interval by interval and
+    /// sign-test every figure.
+    Compare(crate::compare::CompareArgs),
+    /// Draw the wake-to-run distributions and tail series of --report-json runs as SVG.
+    Plot(crate::plot::PlotArgs),
 }
 
 /// Largest slice accepted: one second. Longer slices make strict priority

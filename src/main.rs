@@ -8,7 +8,9 @@
 mod bpf_intf;
 mod bpf_skel;
 mod cli;
+mod compare;
 mod hist;
+mod plot;
 mod policy;
 mod report;
 mod scheduler;
@@ -66,6 +68,19 @@ fn main() -> ExitCode {
     if opts.version {
         println!("scx_soryu {}", env!("CARGO_PKG_VERSION"));
         return ExitCode::SUCCESS;
+    }
+    if let Some(tool) = &opts.tool {
+        let res = match tool {
+            cli::Tool::Compare(args) => compare::run(args),
+            cli::Tool::Plot(args) => plot::run(args),
+        };
+        return match res {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("scx_soryu: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
     }
     if opts.help_stats {
         let data = scheduler::server_data(0);
