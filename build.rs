@@ -4,7 +4,20 @@
 //    (the one source of truth for constants shared by BPF and Rust).
 // 2. src/bpf/policy_host.c -> a host library holding the same policy.h
 //    functions the BPF program runs, for the daemon and its unit tests.
+use std::process::Command;
+
+/// scx_cargo compiles BPF with $BPF_CLANG, else `clang`. Debian 12 has no
+/// plain `clang`, only clang-19: use it when nothing else is said.
+fn default_bpf_clang() {
+    println!("cargo:rerun-if-env-changed=BPF_CLANG");
+    let works = |c: &str| Command::new(c).arg("--version").output().is_ok();
+    if std::env::var_os("BPF_CLANG").is_none() && !works("clang") && works("clang-19") {
+        std::env::set_var("BPF_CLANG", "clang-19");
+    }
+}
+
 fn main() {
+    default_bpf_clang();
     scx_cargo::BpfBuilder::new()
         .expect("scx_cargo: cannot set up the BPF build (is BPF_CLANG=clang-19 installed?)")
         .enable_intf("src/bpf/intf.h", "bpf_intf.rs")

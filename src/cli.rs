@@ -48,6 +48,11 @@ pub struct Opts {
           value_name = "BOOL", action = clap::ArgAction::Set)]
     pub vtime: bool,
 
+    /// Do not keep the wake-to-run, boost and level histograms (their cost is
+    /// in docs/measuring.md); counters and health figures stay.
+    #[arg(long)]
+    pub no_hist: bool,
+
     /// Print one report of the last interval every this many seconds (0: off).
     #[arg(long, default_value_t = 10, value_name = "SECS")]
     pub report_sec: u64,

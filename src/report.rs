@@ -80,6 +80,23 @@ pub fn format_text(index: u64, m: &Metrics) -> String {
     s
 }
 
+/// One line of BPF callback costs, when kernel.bpf_stats_enabled is on.
+pub fn format_cost(iv: &Interval) -> Option<String> {
+    if iv.bpf_cost.is_empty() {
+        return None;
+    }
+    let mut s = String::from("        bpf ns/call");
+    for (name, c) in &iv.bpf_cost {
+        let _ = write!(
+            s,
+            " {}={:.0}",
+            name.trim_start_matches("soryu_"),
+            c.ns_per_call
+        );
+    }
+    Some(s)
+}
+
 /// Wake-to-run bucket lower bounds in ns, as the BPF side files waits.
 pub fn lat_bucket_bounds() -> Vec<u64> {
     (0..soryu_consts_SORYU_NR_LAT_BUCKETS as usize)
@@ -102,6 +119,7 @@ pub fn header_record(opts: &Opts, kernel_hz: u32) -> Value {
             "slice_us": opts.slice_us,
             "starve_ms": opts.starve_ms,
         },
+        "hist": !opts.no_hist,
         "report_sec": opts.report_sec,
         "percentile_convention": "bucket lower bound",
         "lat_bucket_lower_ns": lat_bucket_bounds(),
@@ -122,6 +140,9 @@ pub fn interval_record(index: u64, iv: &Interval) -> Value {
         serde_json::to_value(&iv.hists).expect("Hists serialize"),
     );
     o.insert("kernel_events".into(), json!(iv.kernel_events));
+    if !iv.bpf_cost.is_empty() {
+        o.insert("bpf_cost".into(), json!(iv.bpf_cost));
+    }
     v
 }
 

@@ -111,6 +111,7 @@ impl<'a> Scheduler<'a> {
         rodata.clear_bitmap = opts.clear_bitmap;
         rodata.boost_on_wake = opts.boost_on_wake;
         rodata.vtime_on = opts.vtime;
+        rodata.hist_on = !opts.no_hist;
 
         let skel = scx_ops_load!(skel, soryu_ops, uei).map_err(|e| {
             let tail = libbpf_tail();
@@ -190,6 +191,9 @@ impl<'a> Scheduler<'a> {
             self.bump_epoch();
             let iv = Interval::between(&prev, &cur, self.kernel_hz);
             println!("{}", report::format_text(index, &iv.metrics));
+            if let Some(cost) = report::format_cost(&iv) {
+                println!("{cost}");
+            }
             let _ = std::io::stdout().flush();
             if let Some(sink) = json.as_mut() {
                 sink.write(&report::interval_record(index, &iv))?;

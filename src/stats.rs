@@ -31,6 +31,9 @@ pub struct Snapshot {
     /// Longest wait per class among CPUs whose maxima belong to `epoch`.
     pub max_wait_ns: [u64; 2],
     pub kernel_events: BTreeMap<String, u64>,
+    /// (run count, total ns) of each soryu BPF program, when the kernel
+    /// keeps them (sysctl kernel.bpf_stats_enabled=1); empty otherwise.
+    pub bpf_progs: BTreeMap<String, (u64, u64)>,
 }
 
 impl Snapshot {
@@ -49,6 +52,7 @@ impl Snapshot {
             level_hist: z(soryu_consts_SORYU_NR_LEVELS as usize),
             max_wait_ns: [0; 2],
             kernel_events: BTreeMap::new(),
+            bpf_progs: BTreeMap::new(),
         };
         let add = |acc: &mut Vec<u64>, v: &[u64]| {
             for (a, x) in acc.iter_mut().zip(v) {
@@ -93,6 +97,7 @@ impl Snapshot {
         }
         let mut s = Self::from_percpu(&per_cpu, epoch);
         s.kernel_events = read_kernel_events();
+        s.bpf_progs = read_bpf_prog_stats();
         Ok(s)
     }
 }
@@ -108,6 +113,25 @@ pub fn read_kernel_events() -> BTreeMap<String, u64> {
             let mut it = l.split_whitespace();
             let (k, v) = (it.next()?, it.next()?.parse().ok()?);
             Some((k.to_string(), v))
+        })
+        .collect()
+}
+
+/// Run counts and run times of soryu's BPF programs. The kernel only keeps
+/// them while kernel.bpf_stats_enabled is 1 (it costs a clock read per
+/// call), so nothing is read otherwise.
+pub fn read_bpf_prog_stats() -> BTreeMap<String, (u64, u64)> {
+    let enabled = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled")
+        .map(|s| s.trim() == "1")
+        .unwrap_or(false);
+    if !enabled {
+        return BTreeMap::new();
+    }
+    libbpf_rs::query::ProgInfoIter::default()
+        .filter_map(|p| {
+            let name = p.name.to_string_lossy().into_owned();
+            name.starts_with("soryu_")
+                .then_some((name, (p.run_cnt, p.run_time_ns)))
         })
         .collect()
 }
@@ -265,12 +289,20 @@ pub struct Hists {
     pub levels: Vec<u64>,
 }
 
+/// Calls of one BPF callback in an interval and their mean cost.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct BpfCost {
+    pub calls: u64,
+    pub ns_per_call: f64,
+}
+
 /// One interval: scalar figures, distributions, kernel events.
 #[derive(Clone, Debug, Default)]
 pub struct Interval {
     pub metrics: Metrics,
     pub hists: Hists,
     pub kernel_events: BTreeMap<String, u64>,
+    pub bpf_cost: BTreeMap<String, BpfCost>,
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -356,6 +388,16 @@ impl Interval {
                 )
             })
             .collect();
+        let bpf_cost = cur
+            .bpf_progs
+            .iter()
+            .filter_map(|(k, &(cnt, ns))| {
+                let (pcnt, pns) = prev.bpf_progs.get(k).copied().unwrap_or((0, 0));
+                let calls = cnt.wrapping_sub(pcnt);
+                let ns_per_call = ns.wrapping_sub(pns) as f64 / calls.max(1) as f64;
+                (calls > 0).then(|| (k.clone(), BpfCost { calls, ns_per_call }))
+            })
+            .collect();
         Interval {
             metrics,
             hists: Hists {
@@ -366,6 +408,7 @@ impl Interval {
                 levels,
             },
             kernel_events,
+            bpf_cost,
         }
     }
 }

@@ -29,6 +29,8 @@ const volatile u64 starve_ns = 100ULL * 1000 * 1000;
 const volatile bool clear_bitmap;
 const volatile bool boost_on_wake;
 const volatile bool vtime_on;
+/* --no-hist clears it: no wake stamps, latency, boost or level histograms. */
+const volatile bool hist_on = true;
 
 /*
  * The three shared words below each live in a section of their own, hence a
@@ -361,13 +363,16 @@ void BPF_STRUCT_OPS(soryu_runnable, struct task_struct *p, u64 enq_flags)
 	struct task_ctx *tctx;
 	u64 now;
 
-	if (!(enq_flags & SCX_ENQ_WAKEUP) || !(tctx = lookup_task_ctx(p)))
+	if (!(enq_flags & SCX_ENQ_WAKEUP) || !(hist_on || boost_on_wake) ||
+	    !(tctx = lookup_task_ctx(p)))
 		return;
 
 	now = scx_bpf_now();
 	if (boost_on_wake && tctx->last_ran)
 		tctx->boost = soryu_boost_on_wake(tctx->boost, p->policy,
 						  now - tctx->last_ran);
+	if (!hist_on)
+		return;
 	tctx->wake_at = now;
 	tctx->wake_class = tctx->boost < 0 ? SORYU_CLASS_INTERACTIVE : SORYU_CLASS_OTHER;
 }
@@ -405,8 +410,8 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
 		return;
 	}
-	if (st) {
-		stat_add(st, SORYU_CNT_ENQUEUE, 1);
+	stat_add(st, SORYU_CNT_ENQUEUE, 1);
+	if (st && hist_on) {
 		if (lvl < SORYU_NR_LEVELS)
 			st->level_hist[lvl]++;
 		/* unsigned index: one bounds check the verifier can follow */
