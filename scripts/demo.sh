@@ -39,10 +39,12 @@ SORYU_VM_STREAM=1 SORYU_BIN=$bin vm/run.sh --name demo vm/demo-guest.sh || rc=$?
 report=target/vm-results/demo/demo.jsonl
 if [ -s "$report" ]; then
   echo
-  echo "==== JSON report ($report) ===="
-  head -n1 "$report" | jq -c .
+  echo "==== JSON report ($report): scalar fields per interval ===="
+  head -n1 "$report" | jq -c '{kernel, knobs}'
+  # Histograms (arrays, objects) are left out: the file has them.
   jq -r 'select(.type == "interval")
-         | [to_entries[] | select(.key != "type") | "\(.key)=\(.value|tostring)"]
+         | [to_entries[] | select(.key != "type" and (.value | type) != "array" and (.value | type) != "object")
+            | "\(.key)=\(.value)"]
          | join(" ")' "$report"
 fi
 exit "$rc"
