@@ -53,6 +53,10 @@ pub enum Format {
 /// config label), and so must all B files. Lower is better for every
 /// figure, except ext_* figures ending in _per_s or _ops.
 #[derive(Debug, Clone, clap::Args)]
+#[command(
+    override_usage = "scx_soryu compare [OPTIONS] A.jsonl B.jsonl\n       \
+    scx_soryu compare [OPTIONS] -a A1.jsonl -b B1.jsonl [-a A2.jsonl -b B2.jsonl ...]"
+)]
 pub struct CompareArgs {
     /// Two --report-json files: A, then B (one round)
     #[arg(value_name = "FILE", conflicts_with_all = ["a", "b"])]
@@ -456,13 +460,13 @@ fn carries(run: &Run, warmup: usize, figure: &str) -> bool {
         .any(|iv| iv.figures.contains_key(figure))
 }
 
-/// Which side of a round lacks a figure: None when both carry it.
+/// Why a round cannot compare a figure: None when both sides carry it.
 fn missing_side(a: &Run, b: &Run, warmup: usize, figure: &str) -> Option<&'static str> {
     match (carries(a, warmup, figure), carries(b, warmup, figure)) {
         (true, true) => None,
-        (false, true) => Some("A"),
-        (true, false) => Some("B"),
-        (false, false) => Some("A and B"),
+        (false, true) => Some("not in A's file"),
+        (true, false) => Some("not in B's file"),
+        (false, false) => Some("in neither file"),
     }
 }
 
@@ -515,6 +519,9 @@ pub fn compare(a: Vec<Run>, b: Vec<Run>, args: &CompareArgs) -> Result<Compariso
         }
         figures.push(figure_result(&name, &rounds, &misses));
     }
+    if figures.is_empty() {
+        bail!("no figure to compare is on both sides ({}): check the files, or choose others with --figure", notes.join("; "));
+    }
     Ok(Comparison {
         a,
         b,
@@ -564,22 +571,25 @@ fn empty_round_notes(pairs_per_round: &[usize]) -> Vec<String> {
         .collect()
 }
 
-/// "oth_p99_us skipped: not in B's file in rounds 1, 2" (None when never skipped).
+/// "oth_p99_us skipped: not in B's file in round 1, 2" (None when never skipped).
 fn skip_note(name: &str, misses: &[Option<&str>]) -> Option<String> {
-    let mut by_side: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut by_reason: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for (i, m) in misses.iter().enumerate() {
-        if let Some(side) = m {
-            by_side.entry(side).or_default().push((i + 1).to_string());
+        if let Some(reason) = m {
+            by_reason
+                .entry(reason)
+                .or_default()
+                .push((i + 1).to_string());
         }
     }
-    if by_side.is_empty() {
+    if by_reason.is_empty() {
         return None;
     }
-    let parts: Vec<String> = by_side
+    let parts: Vec<String> = by_reason
         .iter()
-        .map(|(side, r)| match misses.len() {
-            1 => format!("not in {side}'s file"),
-            _ => format!("not in {side}'s file in round {}", r.join(", ")),
+        .map(|(reason, r)| match misses.len() {
+            1 => reason.to_string(),
+            _ => format!("{reason} in round {}", r.join(", ")),
         })
         .collect();
     Some(format!("{name} skipped: {}", parts.join("; ")))
@@ -818,4 +828,328 @@ pub fn run(args: &CompareArgs) -> Result<()> {
         Format::Json => println!("{}", serde_json::to_string_pretty(&render_json(&c))?),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(knobs: &str) -> String {
+        format!(r#"{{"type":"header","scheduler":"scx_soryu","knobs":{knobs}}}"#)
+    }
+
+    fn interval(index: u64, figures: &[(&str, f64)]) -> String {
+        let mut o = Map::new();
+        o.insert("type".into(), json!("interval"));
+        o.insert("index".into(), json!(index));
+        for (k, v) in figures {
+            o.insert(k.to_string(), json!(v));
+        }
+        Value::Object(o).to_string()
+    }
+
+    /// A run whose intervals carry int_over_1ms_pct only.
+    fn run_of(name: &str, knobs: &str, points: &[(u64, f64)]) -> Run {
+        let mut text = header(knobs) + "\n";
+        for &(i, v) in points {
+            text += &(interval(i, &[("int_over_1ms_pct", v)]) + "\n");
+        }
+        parse_run(Path::new(name), &text).unwrap()
+    }
+
+    fn args() -> CompareArgs {
+        CompareArgs {
+            files: vec![],
+            a: vec![],
+            b: vec![],
+            warmup: 1,
+            min_pairs: 5,
+            figures: vec!["int_over_1ms_pct".into()],
+            format: Format::Text,
+        }
+    }
+
+    fn err_of<T: std::fmt::Debug>(r: Result<T>) -> String {
+        format!("{:#}", r.unwrap_err())
+    }
+
+    fn close(got: f64, want: f64) -> bool {
+        (got - want).abs() <= 1e-9 * want.abs()
+    }
+
+    // Expected values are exact binomial sums, 2 * sum_{i<=k} C(n,i) / 2^n,
+    // worked out with integer arithmetic (Python's math.comb and Fraction).
+    #[test]
+    fn sign_test_matches_exact_binomial_sums() {
+        // n=10, k=0: 2 / 1024.
+        assert_eq!(sign_test_p(0, 10), 0.001953125);
+        assert_eq!(sign_test_p(10, 0), 0.001953125);
+        // n=5, k=0: 2 / 32.
+        assert!(close(sign_test_p(5, 0), 0.0625));
+        // n=34 split 31/3: 2 * 6580 / 2^34 (docs: about 7.7e-07).
+        assert!(close(sign_test_p(31, 3), 7.660128176212311e-07));
+        // n=68 split 63/5: 2 * 11290976 / 2^68 (about 7.7e-14).
+        assert!(close(sign_test_p(63, 5), 7.651062942926057e-14));
+        // The splits in docs/knob-clear-bitmap.md: p = 0.058, 0.024, 0.008.
+        assert!(close(sign_test_p(23, 11), 0.05761267291381955));
+        assert!(close(sign_test_p(24, 10), 0.024306510109454393));
+        assert!(close(sign_test_p(46, 23), 0.007620521855025697));
+        // An even split of an odd n sums past one half: clamped to 1.
+        assert_eq!(sign_test_p(4, 5), 1.0);
+    }
+
+    #[test]
+    fn sign_test_without_pairs_is_one() {
+        assert_eq!(sign_test_p(0, 0), 1.0);
+    }
+
+    #[test]
+    fn sign_test_stays_finite_for_large_n() {
+        assert!((sign_test_p(5000, 5000) - 1.0).abs() < 1e-9);
+        // n=10000 split 6000/4000: ln p = -204.37594012433692 (p ~ 1.74e-89).
+        let p = sign_test_p(6000, 4000);
+        assert!(p > 0.0 && p.is_finite());
+        assert!((p.ln() - -204.37594012433692).abs() < 1e-6);
+    }
+
+    #[test]
+    fn tally_drops_ties_and_follows_direction() {
+        let pairs = [(1.0, 2.0), (1.0, 2.0), (3.0, 3.0), (3.0, 3.0), (5.0, 4.0)];
+        let lower = tally(&pairs, false);
+        assert_eq!(
+            (lower.pairs, lower.a_better, lower.b_better, lower.ties),
+            (5, 2, 1, 2)
+        );
+        // n = 3 (ties dropped), k = 1: 2 * (1 + 3) / 8, clamped to 1.
+        assert_eq!(lower.p, 1.0);
+        let higher = tally(&pairs, true);
+        assert_eq!((higher.a_better, higher.b_better, higher.ties), (1, 2, 2));
+    }
+
+    #[test]
+    fn median_ratio_handles_zero_denominators() {
+        // 0/0 counts as 1, 2/0 is left out: ratios 1, 0.5, 3.
+        assert_eq!(
+            median_ratio(&[(0.0, 0.0), (2.0, 0.0), (1.0, 2.0), (3.0, 1.0)]),
+            (Some(1.0), 1)
+        );
+        // Even count: mean of the two middle ratios.
+        assert_eq!(median_ratio(&[(1.0, 2.0), (3.0, 2.0)]), (Some(1.0), 0));
+        assert_eq!(median_ratio(&[(1.0, 0.0), (2.0, 0.0)]), (None, 2));
+        assert_eq!(median_ratio(&[]), (None, 0));
+    }
+
+    #[test]
+    fn pairs_by_index_after_warmup() {
+        // A: 0..=6; B: 1..=7 without 3. Warm-up drops A's 0 and B's 1.
+        let a = run_of("a", "{}", &(0..=6).map(|i| (i, 1.0)).collect::<Vec<_>>());
+        let b_points: Vec<_> = (1..=7).filter(|&i| i != 3).map(|i| (i, 2.0)).collect();
+        let b = run_of("b", r#"{"x":1}"#, &b_points);
+        let mut args = args();
+        args.min_pairs = 1;
+        let c = compare(vec![a], vec![b], &args).unwrap();
+        // Indices 2, 4, 5, 6 are on both sides.
+        assert_eq!(c.pairs_per_round, vec![4]);
+        let t = c.figures[0].rounds[0].as_ref().unwrap();
+        assert_eq!((t.pairs, t.a_better, t.median_ratio), (4, 4, Some(0.5)));
+    }
+
+    #[test]
+    fn pools_over_rounds() {
+        let pts = |vals: &[f64]| {
+            vals.iter()
+                .enumerate()
+                .map(|(i, &v)| (i as u64, v))
+                .collect::<Vec<_>>()
+        };
+        let a1 = run_of("a1", "{}", &pts(&[9.0, 1.0, 1.0, 1.0, 1.0, 1.0]));
+        let b1 = run_of("b1", r#"{"x":1}"#, &pts(&[0.0, 2.0, 2.0, 2.0, 2.0, 2.0]));
+        let a2 = run_of("a2", "{}", &pts(&[9.0, 1.0, 1.0, 1.0, 1.0, 3.0]));
+        let b2 = run_of("b2", r#"{"x":1}"#, &pts(&[0.0, 2.0, 2.0, 2.0, 2.0, 2.0]));
+        let c = compare(vec![a1, a2], vec![b1, b2], &args()).unwrap();
+        let f = &c.figures[0];
+        assert_eq!(f.rounds[0].as_ref().unwrap().a_better, 5);
+        assert_eq!(f.rounds[1].as_ref().unwrap().b_better, 1);
+        assert_eq!(
+            (f.pooled.pairs, f.pooled.a_better, f.pooled.b_better),
+            (10, 9, 1)
+        );
+        // n=10, k=1: 2 * (1 + 10) / 1024.
+        assert!(close(f.pooled.p, 0.021484375));
+        assert!(render_text(&c).contains("pooled"));
+    }
+
+    #[test]
+    fn refuses_too_few_pairs() {
+        let a = run_of("a", "{}", &(0..5).map(|i| (i, 1.0)).collect::<Vec<_>>());
+        let b = run_of("b", "{}", &(0..5).map(|i| (i, 1.0)).collect::<Vec<_>>());
+        let e = err_of(compare(vec![a], vec![b], &args()));
+        assert!(
+            e.contains("only 4 interval pair(s)") && e.contains("--warmup"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn refuses_unequal_rounds() {
+        let a = run_of("a", "{}", &[(0, 1.0)]);
+        let e = err_of(compare(vec![a.clone(), a.clone()], vec![a], &args()));
+        assert!(e.contains("side A has 2 file(s) but side B has 1"), "{e}");
+    }
+
+    #[test]
+    fn refuses_mixed_configurations() {
+        let a1 = run_of("one.jsonl", r#"{"clear_bitmap":false}"#, &[(0, 1.0)]);
+        let a2 = run_of("two.jsonl", r#"{"clear_bitmap":true}"#, &[(0, 1.0)]);
+        let e = err_of(same_config(&[a1.clone(), a2], "A"));
+        assert!(
+            e.contains("one.jsonl") && e.contains("clear_bitmap=false"),
+            "{e}"
+        );
+        assert!(
+            e.contains("two.jsonl") && e.contains("clear_bitmap=true"),
+            "{e}"
+        );
+        assert!(same_config(&[a1.clone(), a1], "A").is_ok());
+    }
+
+    #[test]
+    fn config_label_is_part_of_the_identity() {
+        let plain = r#"{"type":"header","scheduler":"eevdf","knobs":{}}"#;
+        let labelled = r#"{"type":"header","scheduler":"eevdf","config":"hz1000"}"#;
+        let p = parse_run(Path::new("p"), plain).unwrap();
+        let l = parse_run(Path::new("l"), labelled).unwrap();
+        assert_ne!(p.config, l.config);
+        assert_eq!(l.config.name(), "eevdf [hz1000]");
+    }
+
+    #[test]
+    fn refuses_malformed_files() {
+        let h = header("{}");
+        let cases = [
+            (String::new(), "f is empty"),
+            (
+                interval(0, &[]),
+                "f line 1: the first record is not a header",
+            ),
+            (
+                format!("{h}\n{{\"type\":\"interval\""),
+                "f line 2: not valid JSON",
+            ),
+            (format!("{h}\n\n[1]"), "f line 3: not a JSON object"),
+            (
+                format!("{h}\n{{\"type\":\"interval\"}}"),
+                "no non-negative integer \"index\"",
+            ),
+            (format!("{h}\n{{\"index\":0}}"), "no \"type\" string"),
+            (
+                format!("{h}\n{{\"type\":\"summary\"}}"),
+                "unknown record type \"summary\"",
+            ),
+            (format!("{h}\n{h}"), "f line 2: a second header record"),
+            (
+                format!("{h}\n{}\n{}", interval(3, &[]), interval(3, &[])),
+                "index 3 already appeared on line 2",
+            ),
+            (
+                format!("{h}\n{{\"type\":\"interval\",\"index\":0,\"int_p99_us\":\"x\"}}"),
+                "\"int_p99_us\" is not a number",
+            ),
+            (
+                r#"{"type":"header"}"#.to_string(),
+                "no \"scheduler\" string",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = err_of(parse_run(Path::new("f"), &text));
+            assert!(e.contains(want), "{e:?} should contain {want:?}");
+        }
+    }
+
+    #[test]
+    fn refuses_histogram_of_the_wrong_length() {
+        let text = r#"{"type":"header","scheduler":"s","lat_bucket_lower_ns":[0,1024,2048]}
+{"type":"interval","index":0,"hist":{"lat_interactive":[1,2]}}"#;
+        let e = err_of(parse_run(Path::new("f"), text));
+        assert!(
+            e.contains("f line 2") && e.contains("has 2 buckets") && e.contains("has 3"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn skips_a_figure_one_side_lacks() {
+        let text = |figs: &[(&str, f64)]| {
+            let mut t = header("{}") + "\n";
+            for i in 0..7 {
+                t += &(interval(i, figs) + "\n");
+            }
+            t
+        };
+        let both = [("int_p99_us", 1.0), ("ext_throughput_ops_per_s", 5.0)];
+        let a = parse_run(Path::new("a"), &text(&both)).unwrap();
+        let b = parse_run(Path::new("b"), &text(&both[1..])).unwrap();
+        let mut args = args();
+        args.figures.clear();
+        let c = compare(vec![a], vec![b], &args).unwrap();
+        let names: Vec<&str> = c.figures.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["ext_throughput_ops_per_s"]);
+        assert!(c.figures[0].higher_better);
+        assert!(c
+            .notes
+            .contains(&"int_p99_us skipped: not in B's file".to_string()));
+        assert!(c
+            .notes
+            .contains(&"int_over_1ms_pct skipped: in neither file".to_string()));
+    }
+
+    #[test]
+    fn notes_name_the_rounds_a_figure_is_skipped_in() {
+        let misses = [None, Some("not in B's file"), Some("not in B's file")];
+        let note = skip_note("oth_p99_us", &misses);
+        assert_eq!(
+            note.as_deref(),
+            Some("oth_p99_us skipped: not in B's file in round 2, 3")
+        );
+        assert_eq!(skip_note("oth_p99_us", &[None, None]), None);
+    }
+
+    #[test]
+    fn refuses_when_no_figure_is_on_both_sides() {
+        let a = run_of("a", "{}", &(0..7).map(|i| (i, 1.0)).collect::<Vec<_>>());
+        let mut args = args();
+        args.figures = vec!["ext_wake_p99_us".into()];
+        let e = err_of(compare(vec![a.clone()], vec![a], &args));
+        assert!(
+            e.contains("no figure to compare") && e.contains("ext_wake_p99_us skipped"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn output_names_both_configurations_and_the_ratio() {
+        let a = run_of(
+            "a.jsonl",
+            r#"{"k":1}"#,
+            &(0..7).map(|i| (i, 1.0)).collect::<Vec<_>>(),
+        );
+        let b = run_of(
+            "b.jsonl",
+            r#"{"k":2}"#,
+            &(0..7).map(|i| (i, 2.0)).collect::<Vec<_>>(),
+        );
+        let c = compare(vec![a], vec![b], &args()).unwrap();
+        let text = render_text(&c);
+        assert!(text.contains("A = scx_soryu {k=1}: a.jsonl"), "{text}");
+        assert!(text.contains("B = scx_soryu {k=2}: b.jsonl"), "{text}");
+        assert!(
+            text.contains("ratio = A / B; < 1 means A is lower"),
+            "{text}"
+        );
+        assert!(render_markdown(&c)
+            .contains("| int_over_1ms_pct | 1 | 6 | 6 | 0 | 0 | 0.0312 | 0.500 | 0 |"));
+        let j = render_json(&c);
+        assert_eq!(j["figures"][0]["rounds"][0]["a_better"], 6);
+        assert_eq!(j["figures"][0]["pooled"]["median_ratio"], 0.5);
+    }
 }
