@@ -112,6 +112,7 @@ pub fn header_record(opts: &Opts, kernel_hz: u32) -> Value {
         "version": env!("CARGO_PKG_VERSION"),
         "kernel": kernel_release(),
         "kernel_hz": kernel_hz,
+        "nr_cpus": libbpf_rs::num_possible_cpus().unwrap_or(0),
         "knobs": {
             "clear_bitmap": opts.clear_bitmap,
             "boost_on_wake": opts.boost_on_wake,

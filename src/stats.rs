@@ -192,6 +192,8 @@ impl LatFigures {
 pub struct Metrics {
     #[stat(desc = "Length of the interval (s)")]
     pub duration_s: f64,
+    #[stat(desc = "Wakeups whose wake-to-run time was recorded")]
+    pub wakeups: u64,
     #[stat(desc = "Tasks queued on a level DSQ")]
     pub enqueue: u64,
     #[stat(desc = "Wakeups placed straight on an idle CPU")]
@@ -335,6 +337,7 @@ impl Interval {
 
         let metrics = Metrics {
             duration_s: cur.at.saturating_duration_since(prev.at).as_secs_f64(),
+            wakeups: c(soryu_counter_SORYU_CNT_WAKEUPS),
             enqueue: c(soryu_counter_SORYU_CNT_ENQUEUE),
             direct: c(soryu_counter_SORYU_CNT_DIRECT),
             dispatch: c(soryu_counter_SORYU_CNT_DISPATCH),
