@@ -3,7 +3,7 @@
 #   1. dependencies (scripts/install-deps.sh as root, else only a check)
 #   2. cargo fmt --check
 #   3. cargo test                                  (unit tests)
-#   4. BPF_CLANG=clang-19 cargo build --release
+#   4. cargo build --release         (BPF_CLANG=clang-19 for all cargo steps)
 #   5. every tests/vm/*.sh test (tests/vm/lib.sh is their library) in a
 #      guest kernel with sched_ext, through vm/run.sh
 # Every step runs even when an earlier one failed (the VM tests need the
@@ -23,6 +23,10 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 # rustup's cargo, when the caller's PATH lacks it.
 export PATH="$PATH:${HOME:-/root}/.cargo/bin"
+# The BPF compiler for every cargo step, unit tests included: scx_utils'
+# build script runs $BPF_CLANG (default: plain `clang`, which Debian 12's
+# clang-19 package does not provide).
+export BPF_CLANG=${BPF_CLANG:-clang-19}
 
 vm_only=0
 if [ "${1:-}" = --vm-only ]; then vm_only=1; shift; fi
@@ -114,7 +118,7 @@ if [ "$vm_only" = 0 ]; then
   run_step "dependencies" deps || true
   run_step "cargo fmt --check" cargo fmt --check || true
   unit_tests
-  run_step "cargo build --release" env BPF_CLANG=clang-19 cargo build --release || built=0
+  run_step "cargo build --release" cargo build --release || built=0
 fi
 
 vm_tests=()
