@@ -45,17 +45,16 @@ pub enum Format {
     Json,
 }
 
-/// Pair two configurations' runs interval by interval and sign-test each figure.
-///
-/// Give two files (A then B), or rounds with -a/-b: round i pairs the i-th
-/// -a file with the i-th -b file, and a pooled row per figure follows the
-/// rounds. All A files must share one configuration (scheduler, knobs,
-/// config label), and so must all B files. Lower is better for every
-/// figure, except ext_* figures ending in _per_s or _ops.
 #[derive(Debug, Clone, clap::Args)]
 #[command(
     override_usage = "scx_soryu compare [OPTIONS] A.jsonl B.jsonl\n       \
-    scx_soryu compare [OPTIONS] -a A1.jsonl -b B1.jsonl [-a A2.jsonl -b B2.jsonl ...]"
+        scx_soryu compare [OPTIONS] -a A1.jsonl -b B1.jsonl [-a A2.jsonl -b B2.jsonl ...]",
+    after_help = "Round i pairs the i-th -a file with the i-th -b file; a pooled row per \
+        figure follows the rounds. Within a round, intervals pair by index once the first \
+        --warmup intervals of each file are dropped. All A files must share one \
+        configuration (scheduler, knobs, config label), and so must all B files. Lower is \
+        better for every figure except ext_* figures ending in _per_s or _ops. The sign test \
+        is exact and two-sided, ties dropped; ratio = A / B per pair, < 1 means A is lower."
 )]
 pub struct CompareArgs {
     /// Two --report-json files: A, then B (one round)
