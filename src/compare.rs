@@ -238,7 +238,10 @@ fn parse_interval(o: &Map<String, Value>, bounds: Option<&[u64]>) -> Result<Inte
     for (name, v) in o {
         match v {
             Value::Number(n) => {
-                figures.insert(name.clone(), n.as_f64().unwrap_or(f64::NAN));
+                let Some(x) = n.as_f64().filter(|x| x.is_finite()) else {
+                    bail!("figure \"{name}\" is not a finite number");
+                };
+                figures.insert(name.clone(), x);
             }
             Value::Null => {}
             _ if is_figure(name) => bail!("figure \"{name}\" is not a number"),
