@@ -85,6 +85,11 @@ pub struct Opts {
     #[arg(short = 'V', long)]
     pub version: bool,
 
+    /// Test only: make the BPF program fail with scx_bpf_error() this many
+    /// milliseconds after load, to exercise the error-exit path.
+    #[arg(long, hide = true, value_name = "MS")]
+    pub inject_error_ms: Option<u64>,
+
     #[clap(flatten, next_help_heading = "Libbpf Options")]
     pub libbpf: LibbpfOpts,
 }
@@ -142,6 +147,9 @@ impl Opts {
                     bail!("{flag} takes a positive number of seconds, got {secs}");
                 }
             }
+        }
+        if self.inject_error_ms == Some(0) {
+            bail!("--inject-error-ms must be at least 1");
         }
         if self.monitor.is_some() && (self.stats.is_some() || self.report_json.is_some()) {
             bail!("--monitor only reads a running scx_soryu; it cannot be combined with --stats or --report-json");

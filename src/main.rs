@@ -52,10 +52,13 @@ fn run(opts: &Opts) -> Result<()> {
         });
     }
 
+    // Created before the first load: a bad --report-json path is refused
+    // with nothing attached.
+    let mut reporter = report::Reporter::new(opts)?;
     let mut open_object = MaybeUninit::uninit();
     loop {
         let mut sched = Scheduler::init(opts, &mut open_object)?;
-        let exit = sched.run(&shutdown)?;
+        let exit = sched.run(&shutdown, &mut reporter)?;
         if !exit.should_restart() || shutdown.load(Ordering::Relaxed) {
             return Ok(());
         }

@@ -174,3 +174,46 @@ impl JsonSink {
         self.out.flush().context("writing --report-json")
     }
 }
+
+/// Where interval reports go: stdout, and the --report-json file. It
+/// outlives a scheduler restart (CPU hotplug), so the file keeps one header
+/// and interval indices keep counting.
+pub struct Reporter<'a> {
+    opts: &'a Opts,
+    json: Option<JsonSink>,
+    header_written: bool,
+    index: u64,
+}
+
+impl<'a> Reporter<'a> {
+    pub fn new(opts: &'a Opts) -> Result<Self> {
+        let json = opts
+            .report_json
+            .as_deref()
+            .map(JsonSink::create)
+            .transpose()?;
+        Ok(Reporter {
+            opts,
+            json,
+            header_written: false,
+            index: 0,
+        })
+    }
+
+    pub fn interval(&mut self, iv: &Interval, kernel_hz: u32) -> Result<()> {
+        println!("{}", format_text(self.index, &iv.metrics));
+        if let Some(cost) = format_cost(iv) {
+            println!("{cost}");
+        }
+        let _ = std::io::stdout().flush();
+        if let Some(sink) = self.json.as_mut() {
+            if !self.header_written {
+                sink.write(&header_record(self.opts, kernel_hz))?;
+                self.header_written = true;
+            }
+            sink.write(&interval_record(self.index, iv))?;
+        }
+        self.index += 1;
+        Ok(())
+    }
+}

@@ -4,7 +4,6 @@
 // load -> attach, the report loop, and detach with the kernel's exit reason.
 
 use std::collections::VecDeque;
-use std::io::Write;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,7 +18,7 @@ use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_repo
 
 use crate::bpf_skel::*;
 use crate::cli::Opts;
-use crate::report::{self, JsonSink};
+use crate::report::{self, Reporter};
 use crate::stats::{Interval, Metrics, Snapshot};
 
 const SCX_SYSFS: &str = "/sys/kernel/sched_ext";
@@ -112,6 +111,7 @@ impl<'a> Scheduler<'a> {
         rodata.boost_on_wake = opts.boost_on_wake;
         rodata.vtime_on = opts.vtime;
         rodata.hist_on = !opts.no_hist;
+        rodata.inject_error_ns = opts.inject_error_ms.map_or(0, |ms| ms * 1_000_000);
 
         let skel = scx_ops_load!(skel, soryu_ops, uei).map_err(|e| {
             let tail = libbpf_tail();
@@ -162,20 +162,11 @@ impl<'a> Scheduler<'a> {
 
     /// Run until SIGINT/SIGTERM or until the kernel ends the scheduler.
     /// Returns the kernel's exit info; an error exit is an Err.
-    pub fn run(&mut self, shutdown: &AtomicBool) -> Result<UserExitInfo> {
+    pub fn run(&mut self, shutdown: &AtomicBool, reporter: &mut Reporter) -> Result<UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
         let period = Duration::from_secs(self.opts.report_sec);
-        let mut json = match &self.opts.report_json {
-            Some(p) => {
-                let mut sink = JsonSink::create(p)?;
-                sink.write(&report::header_record(self.opts, self.kernel_hz))?;
-                Some(sink)
-            }
-            None => None,
-        };
         let mut prev = self.snapshot()?;
         let mut next = Instant::now() + period;
-        let mut index = 0u64;
 
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             // Answer scx_stats clients; they difference snapshots themselves.
@@ -189,17 +180,11 @@ impl<'a> Scheduler<'a> {
             }
             let cur = self.snapshot()?;
             self.bump_epoch();
-            let iv = Interval::between(&prev, &cur, self.kernel_hz);
-            println!("{}", report::format_text(index, &iv.metrics));
-            if let Some(cost) = report::format_cost(&iv) {
-                println!("{cost}");
-            }
-            let _ = std::io::stdout().flush();
-            if let Some(sink) = json.as_mut() {
-                sink.write(&report::interval_record(index, &iv))?;
-            }
+            reporter.interval(
+                &Interval::between(&prev, &cur, self.kernel_hz),
+                self.kernel_hz,
+            )?;
             prev = cur;
-            index += 1;
             next += period;
         }
 

@@ -31,6 +31,14 @@ const volatile bool boost_on_wake;
 const volatile bool vtime_on;
 /* --no-hist clears it: no wake stamps, latency, boost or level histograms. */
 const volatile bool hist_on = true;
+/*
+ * Fault injection for the tests (hidden --inject-error-ms): the first
+ * dispatch this long after load ends the scheduler with scx_bpf_error(), the
+ * way a real BPF-side failure would. 0, the default, lets the verifier
+ * prune the check away.
+ */
+const volatile u64 inject_error_ns;
+u64 loaded_at;
 
 /*
  * The three shared words below each live in a section of their own, hence a
@@ -433,6 +441,10 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 	if (!st)
 		return;	/* never: a per-CPU array always has entry 0 */
 	probes_before = st->cnt[SORYU_CNT_PROBES];
+	if (inject_error_ns && now - loaded_at > inject_error_ns) {
+		scx_bpf_error("soryu: error injected by --inject-error-ms");
+		return;
+	}
 
 	/*
 	 * The kernel calls us while @prev, its slice used up, is still on the
@@ -624,6 +636,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(soryu_init)
 	s32 ret;
 
 	kernel_hz = CONFIG_HZ;
+	loaded_at = now;
 	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
 		u64 *ls = MEMBER_VPTR(last_served, [lvl]);
 

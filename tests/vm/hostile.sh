@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# Hostile workloads VM test: what a desktop's workloads and its admin can
+# do to a running scheduler. Each workload runs for SORYU_HOSTILE_SECS (30)
+# seconds, once with the default knobs and once with all three knobs on:
+#
+#   forkstorm   fork/clone/exec storms and thread churn
+#   threads     several thousand threads at once
+#   affinity    affinity churn, and wakers pinned to CPU 0 while hogs
+#               pinned to every other CPU saturate them
+#   nicechurn   nice -20..19 and SCHED_NORMAL/BATCH/IDLE changes while running
+#   hotplug     CPU 1 offline and online again, repeatedly, under load
+#   cgroup      running tasks moved between cgroups, repeatedly
+#   memory      memory pressure (anonymous memory near the guest's size)
+#
+#   vm/run.sh tests/vm/hostile.sh [WORKLOAD...]
+#
+# Per case: sched_ext stays enabled with ops soryu (hotplug: soryu may
+# restart itself as the kernel asks, and must be running at the end),
+# insert_fail stays 0, no stall or error in the kernel log, a probe command
+# keeps answering, the workload really ran, and soryu exits 0 on SIGTERM.
+set -euo pipefail
+
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+secs=${SORYU_HOSTILE_SECS:-30}
+ncpu=$(nproc)
+ALL_ON=(--clear-bitmap --boost-on-wake --vtime)
+WORK_PIDS=()
+
+stress() { # stress NAME ARGS...: stress-ng in the background
+  local name=$1
+  shift
+  stress-ng "$@" --timeout "$((secs + 30))s" --temp-path "$SORYU_OUT" --metrics-brief \
+    >"$SORYU_OUT/$CASE.$name.log" 2>&1 &
+  WORK_PIDS+=($!)
+}
+
+work_stop() {
+  local p
+  for p in "${WORK_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${WORK_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  WORK_PIDS=()
+}
+
+# stress-ng's --metrics-brief table: bogo ops of STRESSOR, which must be > 0.
+ran() { # ran LOGNAME STRESSOR
+  local ops
+  ops=$(awk -v s="$2" '$3 == s || $4 == s { for (i = 1; i <= NF; i++) if ($i == s) { print $(i + 1); exit } }' \
+    "$SORYU_OUT/$CASE.$1.log")
+  [ "${ops:-0}" -gt 0 ] 2>/dev/null || fail "stressor $2 made no progress (bogo ops '${ops:-none}', $CASE.$1.log)"
+}
+
+# For SECS seconds: soryu enabled (or, with RESTART_OK, back within 10 s),
+# the daemon alive, and a probe command answering. Also runs STEP (a
+# function) once per round, for the workloads that act from the shell.
+STEP=:
+RESTART_OK=0
+MAX_TASKS=0
+observe() {
+  local start t0 away=0
+  start=$(now)
+  while [ $(($(now) - start)) -lt "$secs" ]; do
+    "$STEP"
+    kill -0 "$SCHED_PID" 2>/dev/null || { fail "scx_soryu died after $(($(now) - start))s"; return 0; }
+    if scx_is_soryu; then
+      away=0
+    else
+      away=$((away + 1))
+      if [ "$RESTART_OK" = 0 ] || [ "$away" -gt 10 ]; then
+        fail "after $(($(now) - start))s: state '$(scx_state)', ops '$(scx_ops)'"
+        return 0
+      fi
+    fi
+    t0=$(now)
+    timeout 20 sh -c 'echo probe >/dev/null' || fail "probe command did not answer within 20 s"
+    [ $(($(now) - t0)) -le 5 ] || trace "probe took $(($(now) - t0))s"
+    local total
+    total=$(cut -d' ' -f4 /proc/loadavg | cut -d/ -f2)
+    [ "$total" -le "$MAX_TASKS" ] || MAX_TASKS=$total
+    sleep 1
+  done
+  trace "observed ${secs}s; most tasks at once: $MAX_TASKS"
+}
+
+w_forkstorm() {
+  stress s --fork 2 --clone 2 --pthread 2 --exec 1
+  observe
+  work_stop
+  ran s fork
+  ran s clone
+  ran s pthread
+}
+
+w_threads() {
+  stress s --pthread 4 --pthread-max 1024 --cpu "$ncpu"
+  observe
+  work_stop
+  [ "$MAX_TASKS" -ge 2000 ] || fail "only $MAX_TASKS tasks at once, wanted several thousand"
+}
+
+w_affinity() {
+  stress churn --affinity 2 --affinity-rand
+  # CPU 0 gets wakers that may only run there; every other CPU is saturated
+  # by hogs pinned to it.
+  stress pinned --pipe 1 --taskset 0
+  if [ "$ncpu" -gt 1 ]; then stress hogs --cpu $((2 * (ncpu - 1))) --taskset "1-$((ncpu - 1))"; fi
+  observe
+  work_stop
+  ran churn affinity
+  ran pinned pipe
+}
+
+w_nicechurn() {
+  python3 "$here/churn.py" "$secs" 8 >"$SORYU_OUT/$CASE.churn.log" 2>&1 &
+  WORK_PIDS+=($!)
+  stress s --cpu "$ncpu"
+  observe
+  local churn=${WORK_PIDS[0]} rc=0
+  wait "$churn" || rc=$?
+  WORK_PIDS=("${WORK_PIDS[@]:1}")
+  work_stop
+  [ "$rc" = 0 ] || fail "churn.py exited $rc: $(tail -n2 "$SORYU_OUT/$CASE.churn.log" | tr '\n' '|')"
+}
+
+HOTPLUG_ROUND=0
+hotplug_step() {
+  local f=/sys/devices/system/cpu/cpu1/online
+  HOTPLUG_ROUND=$((HOTPLUG_ROUND + 1))
+  # every 4th round: offline, next round: online again
+  case $((HOTPLUG_ROUND % 4)) in
+    1) echo 0 >"$f" && trace "cpu1 offline" || fail "cannot take cpu1 offline" ;;
+    2) echo 1 >"$f" && trace "cpu1 online" || fail "cannot bring cpu1 online" ;;
+  esac
+}
+
+w_hotplug() {
+  [ -w /sys/devices/system/cpu/cpu1/online ] || { fail "cpu1 cannot be hot-unplugged here"; return 0; }
+  stress s --cpu "$ncpu" --pipe 1
+  STEP=hotplug_step RESTART_OK=1 observe
+  echo 1 >/sys/devices/system/cpu/cpu1/online || true
+  work_stop
+  # running at the end, after sched_ext's restart requests
+  local t=0
+  while ! scx_is_soryu && [ "$t" -lt 30 ]; do sleep 1; t=$((t + 1)); done
+  scx_is_soryu || fail "soryu not running after the hotplug rounds (state '$(scx_state)')"
+  grep -q 'restart' "$SORYU_OUT/$CASE.sched.log" || fail "soryu never restarted although CPUs went offline"
+}
+
+CG=/sys/fs/cgroup
+cgroup_step() {
+  local p dst
+  dst=$CG/soryu-a
+  [ $(($(now) % 2)) = 0 ] || dst=$CG/soryu-b
+  for p in $(pgrep stress-ng); do echo "$p" >"$dst/cgroup.procs" 2>/dev/null || true; done
+  MOVES=$((MOVES + 1))
+}
+
+w_cgroup() {
+  if [ ! -f $CG/cgroup.procs ]; then mount -t cgroup2 none $CG || { fail "cannot mount cgroup2"; return 0; }; fi
+  mkdir -p $CG/soryu-a $CG/soryu-b
+  MOVES=0
+  stress s --cpu "$ncpu" --pipe 1
+  STEP=cgroup_step observe
+  work_stop
+  [ "$(cat $CG/soryu-a/cgroup.procs $CG/soryu-b/cgroup.procs | wc -l)" = 0 ] || true
+  [ "$MOVES" -gt 5 ] || fail "only $MOVES cgroup move rounds"
+  rmdir $CG/soryu-a $CG/soryu-b 2>/dev/null || true
+}
+
+w_memory() {
+  stress s --vm 2 --vm-bytes 90% --vm-keep --page-in
+  stress c --cpu "$ncpu"
+  observe
+  work_stop
+  ran s vm
+}
+
+# dmesg_check, allowing what a CPU hotplug legitimately prints: sched_ext
+# ends the scheduler with a restart request when a CPU comes or goes.
+dmesg_check_hotplug() {
+  local f=$SORYU_OUT/$CASE.dmesg.txt bad
+  dmesg | awk -v m="$KMSG_MARK" 'found { print } index($0, m) { found = 1 }' >"$f"
+  bad=$(grep -E -e 'sched_ext: BPF scheduler .* disabled \(' \
+    -e 'runnable task stall|scx_bpf_error|runtime error|failed to run for' \
+    -e 'WARNING:.*kernel/sched/ext|BUG:|Oops|Kernel panic' "$f" |
+    grep -v -e 'disabled (unregistered from user space)' -e 'disabled (unregistered from the main kernel)' || true)
+  [ -z "$bad" ] || fail "kernel log: $(echo "$bad" | head -n5 | sed 's/^\[ *[0-9.]*\] //' | tr '\n' '|')"
+}
+
+workloads=("$@")
+[ ${#workloads[@]} -gt 0 ] || workloads=(forkstorm threads affinity nicechurn hotplug cgroup memory)
+echo "hostile: $(uname -r), $ncpu CPUs, ${secs}s per workload: ${workloads[*]}"
+
+for w in "${workloads[@]}"; do
+  for knobs in default all-on; do
+    case_begin "$w-$knobs"
+    flags=(--report-sec 5)
+    [ "$knobs" = default ] || flags+=("${ALL_ON[@]}")
+    STEP=: RESTART_OK=0 MAX_TASKS=0
+    if sched_start "${flags[@]}" && sched_wait_enabled; then
+      # as a service would (OOMScoreAdjust): memory pressure must not pick it
+      echo -1000 >"/proc/$SCHED_PID/oom_score_adj"
+      "w_$w"
+      sched_stop
+      sched_wait_disabled
+    fi
+    work_stop
+    report_check
+    if [ "$w" = hotplug ]; then dmesg_check_hotplug; else dmesg_check; fi
+    case_end
+  done
+done
+
+summary
