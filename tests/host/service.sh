@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016 # single-quoted bash -c scripts expand their own "$1"
 # Host-side test of `make install` / `make uninstall` and the systemd unit
 # they lay out. Needs make and systemd-analyze (Debian: systemd); root is not
 # needed: everything goes into temporary DESTDIRs, and systemctl is never
@@ -77,6 +78,7 @@ mk() {
   make -s --no-print-directory -C "$repo" "$@" >"$log" 2>&1
 }
 show() { sed 's/^/     | /' "$1"; }
+oneline() { tr '\n' ' ' | sed 's/ *$//'; }
 
 files_under() { (cd "$1" && find . -type f -o -type l | sed 's|^\./||' | sort); }
 
@@ -105,7 +107,7 @@ fi
 expected=$(printf '%s\n' etc/default/scx_soryu usr/bin/scx_soryu "$unit_rel")
 got=$(files_under "$d")
 if [ "$got" = "$expected" ]; then
-  ok "exactly the documented files: $(echo $expected)"
+  ok "exactly the documented files: $(oneline <<<"$expected")"
 else
   bad "installed files differ from the documented ones"
   diff <(echo "$expected") <(echo "$got") | sed 's/^/     | /' || true
@@ -163,7 +165,7 @@ verify_clean() {
   out=$(grep -F 'scx_soryu' <<<"$out" || true)
   if [ "$rc" = 0 ] && [ -z "$out" ]; then return 0; fi
   echo "     | exit status $rc"
-  [ -z "$out" ] || sed 's/^/     | /' <<<"$out"
+  [ -z "$out" ] || while IFS= read -r l; do echo "     | $l"; done <<<"$out"
   return 1
 }
 if [ -z "$sa" ] || ! "$sa" --version >/dev/null 2>&1; then
@@ -213,7 +215,7 @@ got=$(files_under "$d")
 if [ "$got" = etc/default/scx_soryu ] && cmp -s "$d/etc/default/scx_soryu" "$tmp/edited"; then
   ok "uninstall removed binary and unit, kept the edited env file"
 else
-  bad "after uninstall: left $(echo $got)"
+  bad "after uninstall: left $(oneline <<<"$got")"
 fi
 
 # ---- uninstall of an untouched install leaves no file at all
@@ -222,7 +224,7 @@ if mk "$tmp/i2.log" install BIN="$bin" DESTDIR="$d2" PREFIX=/usr &&
   mk "$tmp/u2.log" uninstall DESTDIR="$d2" PREFIX=/usr && [ -z "$(files_under "$d2")" ]; then
   ok "install then uninstall with the env file untouched leaves no file"
 else
-  bad "install then uninstall with the env file untouched left: $(echo $(files_under "$d2"))"
+  bad "install then uninstall with the env file untouched left: $(files_under "$d2" | oneline)"
 fi
 
 # ---- where the unit goes for other prefixes (directories systemd reads)
@@ -238,7 +240,7 @@ unit_for() {
     grep -qxF "ExecStart=/$binpath \$SCX_FLAGS" "$dd/$unit"; then
     ok "$label: unit in /${unit%/*}, ExecStart=/$binpath"
   else
-    bad "$label: expected /$unit running /$binpath; got: $(echo $(files_under "$dd"))"
+    bad "$label: expected /$unit running /$binpath; got: $(files_under "$dd" | oneline)"
   fi
 }
 unit_for "default PREFIX (/usr/local)" usr/local/lib/systemd/system/scx_soryu.service usr/local/bin/scx_soryu
