@@ -207,6 +207,7 @@ sched_wait_disabled() {
 # report_check [KEY=VALUE...]: the --report-json file holds a header line
 # and at least one interval record; every interval has insert_fail == 0;
 # each KEY=VALUE must match the header's knobs (e.g. vtime=true).
+# shellcheck disable=SC2120 # arguments are optional
 report_check() {
   local f=$SORYU_OUT/$CASE.jsonl kv key val got n bad
   if [ ! -s "$f" ]; then
@@ -243,8 +244,14 @@ report_check() {
 # which is fine; an error exit prints "disabled (runtime error)",
 # "(scx_bpf_error)" or "(runnable task stall)" and then
 #   sched_ext: soryu: <message>.
+#
+# Each argument is one more fixed string to allow, e.g.
+#   dmesg_check 'disabled (unregistered from the main kernel)'   # hotplug
+# shellcheck disable=SC2120 # arguments are optional
 dmesg_check() {
-  local f=$SORYU_OUT/$CASE.dmesg.txt bad
+  local f=$SORYU_OUT/$CASE.dmesg.txt bad a
+  local allow=(-e 'disabled (unregistered from user space)')
+  for a in "$@"; do allow+=(-e "$a"); done
   dmesg | awk -v m="$KMSG_MARK" 'found { print } index($0, m) { found = 1 }' >"$f"
   grep -E 'sched_ext' "$f" >>"$SORYU_OUT/$CASE.trace" || true
   bad=$(grep -E \
@@ -252,7 +259,7 @@ dmesg_check() {
     -e 'runnable task stall|scx_bpf_error|runtime error|failed to run for' \
     -e 'sched_ext: .*(error|stall|fail)' \
     -e 'WARNING:.*kernel/sched/ext|BUG:|Oops|Kernel panic' "$f" |
-    grep -v 'disabled (unregistered from user space)' || true)
+    grep -v -F "${allow[@]}" || true)
   if [ -n "$bad" ]; then
     fail "kernel log: $(echo "$bad" | head -n5 | sed 's/^\[ *[0-9.]*\] //' | tr '\n' '|')"
     return 0
