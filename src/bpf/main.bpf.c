@@ -75,6 +75,7 @@ struct task_ctx {
 	u64 last_ran;		/* when the task last stopped running */
 	u64 wake_at;		/* when it woke, 0 once its wait was recorded */
 	u32 wake_class;		/* SORYU_CLASS_* it woke in */
+	bool granted;		/* holds an unfinished starvation grant */
 };
 
 struct {
@@ -84,9 +85,11 @@ struct {
 	__type(value, struct task_ctx);
 } task_ctxs SEC(".maps");
 
-/* Per-CPU state other CPUs read: the level this CPU is running. */
+/* Per-CPU state: the level this CPU is running, which other CPUs read. */
 struct cpu_ctx {
 	u32 level;
+	/* the next task to run here was served by the anti-starvation pass */
+	bool starve_grant;
 };
 
 struct {
@@ -174,6 +177,7 @@ static void charge(struct task_struct *p, struct task_ctx *tctx)
 	if (tctx->used_ns >= slice_ns) {
 		tctx->used_ns = 0;
 		tctx->boost = soryu_boost_after_expiry(tctx->boost, p->policy);
+		tctx->granted = false;	/* the grant's slice was used */
 	}
 }
 
@@ -199,7 +203,7 @@ static void note_served(u32 lvl, u64 now)
 	 * a starvation check may then fire up to 1/16 early, never late, and
 	 * the line is written at most 16 times per threshold per level.
 	 */
-	if (ls && now - READ_ONCE(*ls) > (starve_ns >> 4))
+	if (ls && time_after(now, READ_ONCE(*ls) + (starve_ns >> 4)))
 		WRITE_ONCE(*ls, now);
 }
 
@@ -249,6 +253,23 @@ static bool probe_level(u32 lvl, struct soryu_stats *st)
 }
 
 /*
+ * The task just served from a starving level is the worst-level task on any
+ * CPU, so the next wakeup anywhere would kick it off again, often before it
+ * ran at all, and back at the tail of its level it would wait a whole round
+ * again. Likewise the rest of an old slice may end at the very next tick.
+ * So the served task gets a whole fresh slice, and ops.running shows this
+ * CPU to try_preempt() as running the best level until the task stops.
+ */
+static void grant_slice(void)
+{
+	u32 zero = 0;
+	struct cpu_ctx *cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero);
+
+	if (cctx)
+		cctx->starve_grant = true;
+}
+
+/*
  * Anti-starvation: a level not served for starve_ns gets a CPU ahead of
  * every better level. The timestamp compare is free; only a stale level
  * costs an nr_queued read, and the bitmap is not asked (with clearing on,
@@ -261,7 +282,11 @@ static bool serve_starved(u64 now, struct soryu_stats *st)
 	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
 		u64 *ls = MEMBER_VPTR(last_served, [lvl]);
 
-		if (!ls || now - READ_ONCE(*ls) <= starve_ns)
+		/*
+		 * Stamps come from every CPU's clock, which may run a little
+		 * ahead of ours: compare wrap-safe, never by subtraction.
+		 */
+		if (!ls || !time_after(now, READ_ONCE(*ls) + starve_ns))
 			continue;
 		if (scx_bpf_dsq_nr_queued(lvl) <= 0) {
 			/* empty: nothing starves here, look again in starve_ns */
@@ -271,6 +296,7 @@ static bool serve_starved(u64 now, struct soryu_stats *st)
 		if (probe_level(lvl, st)) {
 			WRITE_ONCE(*ls, now);
 			stat_add(st, SORYU_CNT_STARVE_SERVE, 1);
+			grant_slice();
 			return true;
 		}
 	}
@@ -385,6 +411,23 @@ void BPF_STRUCT_OPS(soryu_runnable, struct task_struct *p, u64 enq_flags)
 	tctx->wake_class = tctx->boost < 0 ? SORYU_CLASS_INTERACTIVE : SORYU_CLASS_OTHER;
 }
 
+/*
+ * A task still holding a starvation grant is back in the queue before its
+ * slice ran out: a kick aimed at this CPU before the grant showed in
+ * cpu_level[] (try_preempt() reads it without a lock), or a higher class.
+ * It keeps its turn: the head of its level, and the level marked starving
+ * again so the next dispatch anywhere serves it (with a fresh grant).
+ */
+static void keep_grant(u32 lvl, u64 *enq_flags)
+{
+	u64 *ls = MEMBER_VPTR(last_served, [lvl]);
+
+	if (!vtime_on)	/* a vtime DSQ orders by vtime; HEAD is FIFO only */
+		*enq_flags |= SCX_ENQ_HEAD;
+	if (ls)
+		WRITE_ONCE(*ls, scx_bpf_now() - starve_ns - 1);
+}
+
 void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct soryu_stats *st = this_stats();
@@ -402,6 +445,8 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	tctx->enq_level = lvl;
 	slice = slice_left(tctx);
 	mark_level(lvl);
+	if (tctx->granted)
+		keep_grant(lvl, &enq_flags);
 
 	if (vtime_on) {
 		/* A sleeper's credit is worth at most one slice. */
@@ -455,7 +500,8 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 	if (prev && (prev->scx.flags & SCX_TASK_QUEUED) && (pctx = lookup_task_ctx(prev))) {
 		charge(prev, pctx);
 		lvl = task_level(prev, pctx);
-		limit = lvl + 1;
+		/* a starvation grant is not taken away by better levels */
+		limit = pctx->granted ? 0 : lvl + 1;
 	}
 
 	if (serve_starved(now, st) || scan_levels(limit, now, st)) {
@@ -507,8 +553,18 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 
 	tctx->exec_base = p->se.sum_exec_runtime;
 	lvl = task_level(p, tctx);
-	if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)))
+	if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero))) {
 		cctx->level = lvl;
+		if (cctx->starve_grant) {
+			/* a starvation serve: a whole slice, unpreemptible */
+			cctx->starve_grant = false;
+			tctx->granted = true;
+			tctx->used_ns = 0;
+			scx_bpf_task_set_slice(p, slice_ns);
+		}
+		if (tctx->granted)
+			cctx->level = SORYU_LVL_PCPU_KTHREAD;
+	}
 
 	/*
 	 * vtime_now only moves forward. Racing CPUs may lose an update to each
@@ -553,8 +609,10 @@ void BPF_STRUCT_OPS(soryu_quiescent, struct task_struct *p, u64 deq_flags)
 {
 	struct task_ctx *tctx;
 
-	if ((deq_flags & SCX_DEQ_SLEEP) && (tctx = lookup_task_ctx(p)))
+	if ((deq_flags & SCX_DEQ_SLEEP) && (tctx = lookup_task_ctx(p))) {
 		tctx->boost = soryu_boost_after_sleep(tctx->boost, p->policy);
+		tctx->granted = false;	/* no longer waiting for a CPU */
+	}
 }
 
 /* sched_yield(): BMQ sends the task to its worst boost on a fresh slice. */

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""A CPU hog that measures how long it is kept off the CPU.
+
+    starve_probe.py SECONDS LABEL [nice N | idle | sleeper]
+
+Sets its own nice value (or SCHED_IDLE), then spins for SECONDS of wall
+time reading the monotonic clock. A gap between two consecutive readings is
+time the task was not running. Prints one JSON object: the label, the CPU
+time it got in that window, the longest gap (its longest wait) and how many
+gaps exceeded 10 ms.
+
+With GATE set in the environment, the probe first creates GATE.LABEL.ready
+and waits for the file GATE to appear, so that a harness can start the
+competing load only once every probe is past its (slow) start-up, and
+start every probe's window together.
+
+`sleeper` measures the platform instead: it sleeps 1 ms at a time at nice
+-20 and reports the longest oversleep, the timer and wake-up lateness that
+any waiting task also suffers (large under emulation, when the host
+deschedules a virtual CPU).
+"""
+import json
+import os
+import sys
+import time
+
+
+def wait_for_gate(label):
+    gate = os.environ.get("GATE")
+    if not gate:
+        return
+    open(f"{gate}.{label}.ready", "w").close()
+    while not os.path.exists(gate):
+        time.sleep(0.01)
+
+
+def main():
+    secs, label = float(sys.argv[1]), sys.argv[2]
+    if len(sys.argv) > 4 and sys.argv[3] == "nice":
+        os.setpriority(os.PRIO_PROCESS, 0, int(sys.argv[4]))
+    elif len(sys.argv) > 3 and sys.argv[3] == "idle":
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    elif len(sys.argv) > 3 and sys.argv[3] == "sleeper":
+        wait_for_gate(label)
+        return sleeper(secs, label)
+    wait_for_gate(label)
+    clock = time.monotonic
+    cpu0 = time.process_time()
+    start = last = clock()
+    longest, waits = 0.0, 0
+    while last - start < secs:
+        now = clock()
+        gap = now - last
+        if gap > longest:
+            longest = gap
+        if gap > 0.010:
+            waits += 1
+        last = now
+    print(json.dumps({
+        "label": label,
+        "cpu_s": round(time.process_time() - cpu0, 3),
+        "max_wait_ms": round(longest * 1000, 1),
+        "waits_over_10ms": waits,
+    }))
+
+
+def sleeper(secs, label):
+    os.setpriority(os.PRIO_PROCESS, 0, -20)
+    clock = time.monotonic
+    start = clock()
+    late = 0.0
+    while clock() - start < secs:
+        t = clock()
+        time.sleep(0.001)
+        late = max(late, clock() - t - 0.001)
+    print(json.dumps({"label": label, "max_late_ms": round(late * 1000, 1)}))
+
+
+if __name__ == "__main__":
+    main()
