@@ -4,6 +4,7 @@
 #   2. cargo fmt --check
 #   3. cargo test                                  (unit tests)
 #   4. cargo build --release         (BPF_CLANG=clang-19 for all cargo steps)
+#   4b. every tests/host/*.sh test (service install, bad input)
 #   5. every tests/vm/*.sh test (tests/vm/lib.sh is their library) in a
 #      guest kernel with sched_ext, through vm/run.sh
 # Every step runs even when an earlier one failed (the VM tests need the
@@ -112,6 +113,32 @@ vm_test() {
   fi
 }
 
+# host_test PATH: a host-side test script; its "N passed, M failed" line is
+# added to the totals.
+host_test() {
+  local t=$1 name start rc=0 log line p=0 f=0
+  name=$(basename "$t" .sh)
+  banner "host test $name"
+  start=$(date +%s)
+  log=$(mktemp)
+  bash "$t" 2>&1 | tee "$log" || rc=$?
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n1 || true)
+  rm -f "$log"
+  if [ -n "$line" ]; then
+    p=${line%% passed*}
+    f=${line#*passed, }
+    f=${f%% failed*}
+  fi
+  if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi
+  passed=$((passed + p))
+  failed=$((failed + f))
+  if [ "$rc" = 0 ]; then
+    record "host: $name" ok $(($(date +%s) - start)) "${line:-no count}"
+  else
+    record "host: $name" FAIL $(($(date +%s) - start)) "${line:-no count} (exit status $rc)"
+  fi
+}
+
 suite_start=$(date +%s)
 built=1
 if [ "$vm_only" = 0 ]; then
@@ -119,6 +146,9 @@ if [ "$vm_only" = 0 ]; then
   run_step "cargo fmt --check" cargo fmt --check || true
   unit_tests
   run_step "cargo build --release" cargo build --release || built=0
+  if [ "$built" = 1 ]; then
+    for t in tests/host/*.sh; do host_test "$t"; done
+  fi
 fi
 
 vm_tests=()

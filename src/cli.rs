@@ -158,6 +158,17 @@ impl Opts {
             if path.as_os_str().is_empty() {
                 bail!("--report-json needs a file path");
             }
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => std::path::Path::new("."),
+            };
+            if !dir.is_dir() {
+                bail!(
+                    "--report-json {}: directory {} does not exist",
+                    path.display(),
+                    dir.display()
+                );
+            }
             if self.report_sec == 0 {
                 bail!("--report-json writes one record per --report-sec interval; --report-sec 0 turns reports off");
             }
@@ -210,6 +221,7 @@ mod tests {
             &["--monitor", "nan"],
             &["--monitor", "1", "--stats", "1"],
             &["--report-json", "x.jsonl", "--report-sec", "0"],
+            &["--report-json", "/nonexistent-dir/x.jsonl"],
             &["--no-such-flag"],
         ] {
             assert!(parse(args).is_err(), "accepted {args:?}");

@@ -115,7 +115,7 @@ impl<'a> Scheduler<'a> {
 
         let skel = scx_ops_load!(skel, soryu_ops, uei).map_err(|e| {
             let tail = libbpf_tail();
-            anyhow!("the kernel refused to load the BPF scheduler: {e:#}\nlast libbpf/verifier lines (run with -v for all):\n{tail}")
+            anyhow!("the BPF scheduler failed to load (refused by libbpf or the kernel verifier): {e:#}\nlast libbpf/verifier lines (run with -v for all):\n{tail}")
         })?;
         let mut skel = skel;
         let link = scx_ops_attach!(skel, soryu_ops)
@@ -225,8 +225,15 @@ pub fn server_data(kernel_hz: u32) -> StatsServerData<(), Snapshot> {
         .add_ops("top", StatsOps { open, close: None })
 }
 
-/// --monitor / --stats: print the figures of a running scx_soryu.
+/// Where scx_stats serves a running scheduler's figures.
+const STATS_SOCKET: &str = "/var/run/scx/root/stats";
+
+/// --monitor / --stats: print the figures of a running scx_soryu. Waits
+/// (and says so) while none is running, like the ecosystem's monitors.
 pub fn monitor(intv: Duration, shutdown: Arc<AtomicBool>) -> Result<()> {
+    if !std::path::Path::new(STATS_SOCKET).exists() {
+        eprintln!("scx_soryu: no scheduler is serving stats at {STATS_SOCKET} yet; waiting for one (Ctrl-C to stop)");
+    }
     let mut index = 0u64;
     scx_utils::monitor_stats::<Metrics>(
         &[],

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Failure paths on a real sched_ext kernel:
+#   busy        another sched_ext scheduler is running: a second soryu is
+#               refused with one line naming it, and the first runs on;
+#   badflags    invalid flags: refused, and nothing is ever loaded;
+#   loadfail    the BPF program cannot load (libbpf is given a kernel config
+#               without the symbols it needs): a clear error with libbpf's
+#               last lines, non-zero exit, sched_ext left disabled;
+#   sigkill     the daemon killed with SIGKILL: the kernel falls back to its
+#               default scheduler by itself, the machine answers, and a new
+#               soryu starts and stops cleanly afterwards;
+#   bpferror    a BPF-side error exit (fault injected with the hidden
+#               --inject-error-ms): the daemon prints the kernel's reason and
+#               exits non-zero (so systemd's Restart=on-failure restarts it).
+#
+#   vm/run.sh tests/vm/errors.sh
+set -euo pipefail
+
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# run_refused WHAT PATTERN ARGS...: scx_soryu ARGS exits non-zero within
+# 60 s with stderr matching PATTERN and no panic, and sched_ext never left
+# the state it was in.
+run_refused() {
+  local what=$1 pat=$2 rc=0 before err
+  shift 2
+  before=$(scx_state)
+  err=$(timeout 60 "$SORYU_BIN" "$@" --kconfig "${KCONFIG:-$SORYU_KCONFIG}" 2>&1 >/dev/null) || rc=$?
+  echo "$err" >>"$SORYU_OUT/$CASE.refused.log"
+  [ "$rc" != 0 ] || fail "$what: exit status 0"
+  [ "$rc" != 124 ] || fail "$what: still running after 60 s"
+  grep -qE -- "$pat" <<<"$err" || fail "$what: message does not match /$pat/: $(head -c 400 <<<"$err" | tr '\n' '|')"
+  ! grep -qiE 'panicked|backtrace' <<<"$err" || fail "$what: panic: $(head -c 400 <<<"$err")"
+  [ "$(scx_state)" = "$before" ] || fail "$what: sched_ext state went from '$before' to '$(scx_state)'"
+  trace "$what refused ($rc): $(head -n1 <<<"$err")"
+}
+
+case_begin busy
+if sched_start --report-sec 2 && sched_wait_enabled; then
+  run_refused "second scheduler" "another sched_ext scheduler is enabled \(soryu" --report-sec 2
+  sleep 3
+  scx_is_soryu || fail "the first soryu is gone after the second was refused"
+  sched_stop
+  sched_wait_disabled
+fi
+report_check
+dmesg_check
+case_end
+
+case_begin badflags
+run_refused "zero slice" "slice-us must be at least 1" --slice-us 0
+run_refused "starve below slice" "must be longer than the slice" --starve-ms 1 --slice-us 2000
+run_refused "bad knob value" "invalid value" --boost-on-wake=maybe
+dmesg | grep -q "soryu.*enabled" && ! dmesg | awk -v m="$KMSG_MARK" 'found { print } index($0, m) { found = 1 }' | grep -q enabled ||
+  trace "no enable in this case's kernel log"
+dmesg_check
+case_end
+
+case_begin loadfail
+# A kernel config without the symbols the scx headers need.
+printf 'CONFIG_SOMETHING_ELSE=y\n' >"$SORYU_OUT/empty.config"
+KCONFIG=$SORYU_OUT/empty.config run_refused "load failure" "BPF scheduler failed to load" --report-sec 2
+grep -q 'libbpf' "$SORYU_OUT/$CASE.refused.log" || fail "the load error shows no libbpf lines"
+dmesg_check
+case_end
+
+case_begin sigkill
+if sched_start --report-sec 2 && sched_wait_enabled; then
+  load_start 10
+  sleep 4
+  kill -KILL "$SCHED_PID"
+  wait "$SCHED_PID" 2>/dev/null || true
+  SCHED_PID=
+  sched_wait_disabled
+  [ "$(scx_state)" = disabled ] && trace "kernel fell back to its default scheduler after SIGKILL"
+  timeout 20 sh -c 'echo alive >/dev/null' || fail "machine does not answer after SIGKILL"
+  load_stop
+  # a new soryu starts afterwards
+  if sched_start --report-sec 2 && sched_wait_enabled; then
+    sleep 3
+    sched_stop
+    sched_wait_disabled
+  fi
+fi
+dmesg_check
+case_end
+
+case_begin bpferror
+if sched_start --report-sec 1 --inject-error-ms 3000 && sched_wait_enabled; then
+  t=0
+  while kill -0 "$SCHED_PID" 2>/dev/null && [ "$t" -lt 60 ]; do sleep 1; t=$((t + 1)); done
+  if kill -0 "$SCHED_PID" 2>/dev/null; then
+    fail "scx_soryu still running 60 s after the injected error"
+  else
+    rc=0
+    wait "$SCHED_PID" || rc=$?
+    SCHED_PID=
+    [ "$rc" != 0 ] || fail "exit status 0 after a BPF error exit (systemd would not restart it)"
+    grep -q 'error injected by --inject-error-ms' "$SORYU_OUT/$CASE.sched.log" ||
+      fail "the kernel's exit reason is not printed: $(tail -n3 "$SORYU_OUT/$CASE.sched.log" | tr '\n' '|')"
+    trace "exited $rc: $(grep -m1 'EXIT\|error' "$SORYU_OUT/$CASE.sched.log")"
+  fi
+  sched_wait_disabled
+  dmesg | grep -q 'error injected by --inject-error-ms' || fail "kernel log does not show the injected error"
+fi
+case_end
+
+summary
