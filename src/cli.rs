@@ -85,6 +85,11 @@ pub struct Opts {
     #[arg(short = 'V', long)]
     pub version: bool,
 
+    /// Print the wake-to-run histogram's bucket lower bounds (ns) as JSON and
+    /// exit, for tools that file outside measurements in soryu's layout.
+    #[arg(long, hide = true)]
+    pub lat_buckets: bool,
+
     /// Test only: make the BPF program fail with scx_bpf_error() this many
     /// milliseconds after load, to exercise the error-exit path.
     #[arg(long, hide = true, value_name = "MS")]

@@ -85,6 +85,10 @@ fn main() -> ExitCode {
             }
         };
     }
+    if opts.lat_buckets {
+        println!("{}", serde_json::json!(report::lat_bucket_bounds()));
+        return ExitCode::SUCCESS;
+    }
     if opts.help_stats {
         let data = scheduler::server_data(0);
         return match data.describe_meta(&mut std::io::stdout(), None) {
