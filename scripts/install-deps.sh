@@ -6,7 +6,7 @@
 #   VM:     qemu (software emulation), kmod, busybox-static, cpio,
 #           virtme-ng (PyPI), a trixie-backports kernel (see vm/kernel.sh)
 #   load:   stress-ng, rt-tests (cyclictest, hackbench)
-#   tests:  systemd (systemd-analyze), python3 (harness), jq
+#   tests:  systemd (systemd-analyze), make (install), python3 (harness), jq
 set -euo pipefail
 
 [ "$(id -u)" = 0 ] || { echo "install-deps: run as root (apt-get needs it)" >&2; exit 1; }
@@ -50,7 +50,7 @@ need=()
 # overlay/9p/virtio modules before mounting the root) and refuses to without
 # a busybox. file: virtme-ng reads the kernel version off the image with it.
 for p in clang-19 llvm-19 libelf-dev zlib1g-dev libzstd-dev pkg-config \
-         qemu-system-x86 kmod cpio busybox-static file stress-ng rt-tests \
+         qemu-system-x86 kmod cpio busybox-static file stress-ng rt-tests make \
          systemd jq python3-pip; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
