@@ -295,7 +295,7 @@ fn draw_tail(area: &Area, lines: &[Line]) -> Result<()> {
         return no_data(
             area,
             TAIL_TITLE,
-            "no int_over_1ms_pct figures in these files",
+            "no int_over_1ms_pct or ext_wake_over_1ms_pct figures in these files",
         );
     }
     let (x0, x1) = span(lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)));
@@ -310,8 +310,16 @@ fn draw_tail(area: &Area, lines: &[Line]) -> Result<()> {
     chart
         .configure_mesh()
         .x_desc("interval index (after warm-up)")
-        .y_desc("% of interactive wakeups waiting over 1 ms (int_over_1ms_pct)")
-        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_desc("% of interactive wakeups waiting over 1 ms")
+        // intervals are whole numbers: label only the ticks that are
+        .x_labels(((x1 - x0) as usize + 1).min(20))
+        .x_label_formatter(&|v| {
+            if v.fract() == 0.0 {
+                format!("{v:.0}")
+            } else {
+                String::new()
+            }
+        })
         .draw()
         .map_err(plot_err)?;
     draw_lines(&mut chart, lines)
