@@ -5,7 +5,7 @@
 #   - directly on this machine when its kernel has sched_ext
 #     (/sys/kernel/sched_ext exists);
 #   - otherwise in a VM with a sched_ext kernel (vm/run.sh), streaming the
-#     scheduler's output, then printing its JSON report.
+#     scheduler's output, and says where its JSON report is.
 # Needs root (BPF, apt).
 set -euo pipefail
 
@@ -39,12 +39,8 @@ SORYU_VM_STREAM=1 SORYU_BIN=$bin vm/run.sh --name demo vm/demo-guest.sh || rc=$?
 report=target/vm-results/demo/demo.jsonl
 if [ -s "$report" ]; then
   echo
-  echo "==== JSON report ($report): scalar fields per interval ===="
-  head -n1 "$report" | jq -c '{kernel, knobs}'
-  # Histograms (arrays, objects) are left out: the file has them.
-  jq -r 'select(.type == "interval")
-         | [to_entries[] | select(.key != "type" and (.value | type) != "array" and (.value | type) != "object")
-            | "\(.key)=\(.value)"]
-         | join(" ")' "$report"
+  echo "demo: the same intervals as JSON lines (every figure, raw histograms): $report"
+  echo "demo: e.g. the interactive p99 per interval:" \
+    "$(jq -r 'select(.type == "interval") | "\(.int_p99_us)us"' "$report" | tr '\n' ' ')"
 fi
 exit "$rc"
