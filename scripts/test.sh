@@ -90,40 +90,12 @@ unit_tests() {
   fi
 }
 
-# vm_test NAME: tests/vm/NAME.sh in the VM; its "N passed, M failed" line
-# (from target/vm-results/NAME/guest.log) is added to the totals.
-vm_test() {
-  local name=$1 start rc=0 line p=0 f=0
-  banner "VM test $name"
-  start=$(date +%s)
-  vm/run.sh "tests/vm/$name.sh" || rc=$?
-  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "target/vm-results/$name/guest.log" 2>/dev/null | tail -n1 || true)
-  if [ -n "$line" ]; then
-    p=${line%% passed*}
-    f=${line#*passed, }
-    f=${f%% failed*}
-  fi
-  if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi # no boot, timeout, crash
-  passed=$((passed + p))
-  failed=$((failed + f))
-  if [ "$rc" = 0 ]; then
-    record "vm: $name" ok $(($(date +%s) - start)) "${line:-no count}"
-  else
-    record "vm: $name" FAIL $(($(date +%s) - start)) "${line:-no count} (exit status $rc; logs in target/vm-results/$name/)"
-  fi
-}
-
-# host_test PATH: a host-side test script; its "N passed, M failed" line is
-# added to the totals.
-host_test() {
-  local t=$1 name start rc=0 log line p=0 f=0
-  name=$(basename "$t" .sh)
-  banner "host test $name"
-  start=$(date +%s)
-  log=$(mktemp)
-  bash "$t" 2>&1 | tee "$log" || rc=$?
-  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n1 || true)
-  rm -f "$log"
+# tally LABEL RC START LOG [HINT]: adds LOG's "N passed, M failed" line to
+# the totals (a non-zero RC with no failure counted counts as one: no boot,
+# a timeout, a crash) and records the step.
+tally() {
+  local label=$1 rc=$2 start=$3 line p=0 f=0
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$4" 2>/dev/null | tail -n1 || true)
   if [ -n "$line" ]; then
     p=${line%% passed*}
     f=${line#*passed, }
@@ -133,10 +105,31 @@ host_test() {
   passed=$((passed + p))
   failed=$((failed + f))
   if [ "$rc" = 0 ]; then
-    record "host: $name" ok $(($(date +%s) - start)) "${line:-no count}"
+    record "$label" ok $(($(date +%s) - start)) "${line:-no count}"
   else
-    record "host: $name" FAIL $(($(date +%s) - start)) "${line:-no count} (exit status $rc)"
+    record "$label" FAIL $(($(date +%s) - start)) "${line:-no count} (exit status $rc${5:+; $5})"
   fi
+}
+
+# vm_test NAME: tests/vm/NAME.sh in the VM, counted from the guest's log.
+vm_test() {
+  local name=$1 start rc=0
+  banner "VM test $name"
+  start=$(date +%s)
+  vm/run.sh "tests/vm/$name.sh" || rc=$?
+  tally "vm: $name" "$rc" "$start" "target/vm-results/$name/guest.log" "logs in target/vm-results/$name/"
+}
+
+# host_test PATH: a host-side test script.
+host_test() {
+  local t=$1 name start rc=0 log
+  name=$(basename "$t" .sh)
+  banner "host test $name"
+  start=$(date +%s)
+  log=$(mktemp)
+  bash "$t" 2>&1 | tee "$log" || rc=$?
+  tally "host: $name" "$rc" "$start" "$log"
+  rm -f "$log"
 }
 
 suite_start=$(date +%s)
