@@ -113,11 +113,12 @@ impl<'a> Scheduler<'a> {
         rodata.hist_on = !opts.no_hist;
         rodata.inject_error_ns = opts.inject_error_ms.map_or(0, |ms| ms * 1_000_000);
 
-        let skel = scx_ops_load!(skel, soryu_ops, uei).map_err(|e| {
+        let mut skel = scx_ops_load!(skel, soryu_ops, uei).map_err(|e| {
             let tail = libbpf_tail();
             anyhow!("the BPF scheduler failed to load (refused by libbpf or the kernel verifier): {e:#}\nlast libbpf/verifier lines (run with -v for all):\n{tail}")
         })?;
-        let mut skel = skel;
+        // If anything below fails, `link` is dropped on the way out and the
+        // scheduler detached: never left half set up.
         let link = scx_ops_attach!(skel, soryu_ops)
             .map_err(|e| anyhow!("cannot attach the scheduler: {e:#}"))?;
         let kernel_hz = skel.maps.bss_data.as_ref().map_or(0, |b| b.kernel_hz);
