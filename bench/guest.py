@@ -54,8 +54,20 @@ def scheduler_cmd(config, out_prefix):
         return "scx_soryu", cmd, knobs
     peer = os.path.join(PEERS, "bin", "scx_" + config)
     if os.access(peer, os.X_OK):
+        boot_config()
         return "scx_" + config, [peer, "--kconfig", KCONFIG], {}
     sys.exit(f"unknown configuration '{config}' (eevdf, {', '.join(SORYU_CONFIGS)}, or a peer built by bench/peers.sh)")
+
+
+def boot_config():
+    """Not every peer honours --kconfig (scx_lavd 1.1.4 still looks for the
+    system's config): give the guest a /boot/config-<release>, on a tmpfs
+    over the read-only /boot it shares with the host."""
+    path = f"/boot/config-{os.uname().release}"
+    if os.path.exists(path):
+        return
+    subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/boot"], check=True)
+    subprocess.run(["cp", KCONFIG, path], check=True)
 
 
 def scx_state():
