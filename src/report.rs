@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
@@ -176,13 +177,16 @@ impl JsonSink {
 }
 
 /// Where interval reports go: stdout, and the --report-json file. It
-/// outlives a scheduler restart (CPU hotplug), so the file keeps one header
-/// and interval indices keep counting.
+/// outlives a scheduler restart (CPU hotplug), so the file keeps one header,
+/// interval indices keep counting, and the report schedule keeps its beat:
+/// restarts closer together than --report-sec still get reported.
 pub struct Reporter<'a> {
     opts: &'a Opts,
     json: Option<JsonSink>,
     header_written: bool,
     index: u64,
+    /// When the next report is due.
+    pub next: Instant,
 }
 
 impl<'a> Reporter<'a> {
@@ -197,6 +201,7 @@ impl<'a> Reporter<'a> {
             json,
             header_written: false,
             index: 0,
+            next: Instant::now() + Duration::from_secs(opts.report_sec),
         })
     }
 

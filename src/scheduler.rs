@@ -166,8 +166,9 @@ impl<'a> Scheduler<'a> {
     pub fn run(&mut self, shutdown: &AtomicBool, reporter: &mut Reporter) -> Result<UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
         let period = Duration::from_secs(self.opts.report_sec);
+        // After a restart the maps are new: the first report covers the
+        // time since this instance attached.
         let mut prev = self.snapshot()?;
-        let mut next = Instant::now() + period;
 
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             // Answer scx_stats clients; they difference snapshots themselves.
@@ -176,7 +177,7 @@ impl<'a> Scheduler<'a> {
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(e) => return Err(e).context("scx_stats server channel"),
             }
-            if self.opts.report_sec == 0 || Instant::now() < next {
+            if self.opts.report_sec == 0 || Instant::now() < reporter.next {
                 continue;
             }
             let cur = self.snapshot()?;
@@ -186,7 +187,12 @@ impl<'a> Scheduler<'a> {
                 self.kernel_hz,
             )?;
             prev = cur;
-            next += period;
+            // Keep the beat; beats missed while restarting are skipped, not
+            // caught up with a burst of tiny intervals.
+            reporter.next += period;
+            if reporter.next <= Instant::now() {
+                reporter.next = Instant::now() + period;
+            }
         }
 
         // Detach before reading the exit info: the kernel fills it in on
