@@ -178,8 +178,10 @@ w_cgroup() {
   local moves
   moves=$(cat "$SORYU_OUT/$CASE.moves" 2>/dev/null || echo 0)
   trace "$moves cgroup move rounds"
-  # under emulation with every CPU busy a round takes about a second
-  [ "$moves" -ge $((secs / 3)) ] || fail "only $moves cgroup move rounds in ${secs}s"
+  # Each round moves every stress-ng task. Under emulation with every CPU
+  # busy the rate varies a lot between runs (7 to 170 rounds in 30 s have
+  # been seen); what must hold is that running tasks were moved repeatedly.
+  [ "$moves" -ge 3 ] || fail "only $moves cgroup move rounds in ${secs}s"
   rmdir $CG/soryu-a $CG/soryu-b 2>/dev/null || true
 }
 
