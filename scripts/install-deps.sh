@@ -3,40 +3,84 @@
 # tested, on Debian 12. Idempotent: a second run only checks.
 #
 #   build:  clang-19 + llvm-19 (BPF), libelf, zlib, zstd, pkg-config
-#   VM:     qemu (software emulation), kmod, busybox-static, cpio,
+#   VM:     qemu >= 10.0 (bookworm-backports; software emulation), kmod,
+#           busybox-static, cpio,
 #           virtme-ng (PyPI), a trixie-backports kernel (see vm/kernel.sh)
 #   load:   stress-ng, rt-tests (cyclictest, hackbench)
-#   tests:  systemd (systemd-analyze), make (install), python3 (harness), jq
+#   tests:  systemd (systemd-analyze), make (install), python3 (harness), jq,
+#           bpftool (reads the loaded program back)
 set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export PATH="$PATH:${HOME:-/root}/.cargo/bin"
+
+# What this script does not install, checked first: the Rust toolchain
+# (rustup's; Debian 12's cargo is older than the crate's rust-version) and a
+# C compiler for the host-side build of the policy arithmetic.
+rust_min=$(sed -n 's/^rust-version *= *"\(.*\)"/\1/p' "$repo/Cargo.toml")
+missing() { echo "install-deps: $*" >&2; exit 1; }
+command -v cargo >/dev/null || missing "cargo not found: install Rust >= $rust_min (rustup) and put ~/.cargo/bin in PATH"
+cargo_v=$(cargo --version | awk '{print $2}')
+dpkg --compare-versions "$cargo_v" ge "$rust_min" ||
+  missing "cargo $cargo_v is older than the crate's rust-version $rust_min: rustup update"
+cargo fmt --version >/dev/null 2>&1 || missing "rustfmt not found: rustup component add rustfmt"
+command -v cc >/dev/null || missing "no C compiler (cc): apt-get install gcc"
 
 [ "$(id -u)" = 0 ] || { echo "install-deps: run as root (apt-get needs it)" >&2; exit 1; }
 
 VNG_VERSION=1.42
 export DEBIAN_FRONTEND=noninteractive
 
-# trixie and trixie-backports are added pinned low, only so that vm/kernel.sh
-# can `apt-get download` the guest kernel: nothing is ever installed from
-# them. (Never `apt-get install -t trixie ...` here: -t raises all of trixie
-# above bookworm and turns the install into a partial upgrade of libc6,
-# systemd, dpkg, qemu... to Debian 13. That is what installing trixie's
-# virtiofsd did, as it needs libc6 >= 2.39; the VM shares the host root over
-# 9p instead, which needs no daemon.)
-sources=/etc/apt/sources.list.d/soryu-trixie.sources
-if [ ! -f "$sources" ]; then
-  cat >"$sources" <<'SRC'
+# The Debian mirror this machine already uses (its bookworm source), so that
+# no mirror is written into the project: deb822 "URIs:" lines of a stanza
+# whose Suites include bookworm, or one-line "deb URI bookworm ..." entries.
+debian_uri() {
+  local f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    awk 'BEGIN { RS = ""; FS = "\n" }
+      /(^|\n)Suites:[^\n]*[[:space:]]bookworm([[:space:]]|$)/ && !/(^|\n)Enabled: *no/ {
+        for (i = 1; i <= NF; i++) if ($i ~ /^URIs:/) { split($i, u, /[[:space:]]+/); print u[2]; exit }
+      }' "$f"
+  done
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$f" ] || continue
+    awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }' "$f"
+  done
+}
+uri=$(debian_uri | grep -v -e security -e '^$' | head -n1)
+[ -n "$uri" ] || { echo "install-deps: no Debian bookworm source in /etc/apt (add one: the VM's kernel and qemu come from that mirror)" >&2; exit 1; }
+
+# Two more suites of that mirror, pinned low so nothing is taken from them
+# unless asked for by name:
+#   trixie-backports: vm/kernel.sh `apt-get download`s the guest kernel (a 7.x
+#     kernel with CONFIG_SCHED_CLASS_EXT=y); nothing is installed from it.
+#   bookworm-backports: qemu 10.0 (qemu-system-x86 below). Debian 12's own
+#     qemu 7.2 crashes the guest under multi-threaded TCG now and then while
+#     the guest live-patches its static branches (sched_ext switching on or
+#     off); docs/testing.md has the measurements.
+# (Never `apt-get install -t trixie ...`: that turns into a partial upgrade of
+# libc6, systemd, dpkg... to Debian 13. Backports of bookworm are built for
+# bookworm and pull only what they need.)
+sources=/etc/apt/sources.list.d/soryu.sources
+want=$(cat <<SRC
 Types: deb
-URIs: http://deb.debian.org/debian
-Suites: trixie trixie-backports
+URIs: $uri
+Suites: trixie-backports bookworm-backports
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
-  cat >/etc/apt/preferences.d/soryu-trixie <<'PIN'
+)
+if [ "$(cat "$sources" 2>/dev/null)" != "$want" ]; then
+  rm -f /etc/apt/sources.list.d/soryu-trixie.sources /etc/apt/preferences.d/soryu-trixie
+  printf '%s\n' "$want" >"$sources"
+  cat >/etc/apt/preferences.d/soryu <<'PIN'
 Package: *
-Pin: release n=trixie
+Pin: release n=trixie-backports
 Pin-Priority: 100
 
 Package: *
-Pin: release n=trixie-backports
+Pin: release n=bookworm-backports
 Pin-Priority: 100
 PIN
   apt-get update -q
@@ -50,12 +94,22 @@ need=()
 # overlay/9p/virtio modules before mounting the root) and refuses to without
 # a busybox. file: virtme-ng reads the kernel version off the image with it.
 for p in clang-19 llvm-19 libelf-dev zlib1g-dev libzstd-dev pkg-config \
-         qemu-system-x86 kmod cpio busybox-static file stress-ng rt-tests make \
-         systemd jq python3-pip; do
+         kmod cpio busybox-static file stress-ng rt-tests make \
+         systemd jq python3-pip bpftool; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
   apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
+
+# qemu >= QEMU_MIN from bookworm-backports (see the sources above for why).
+# A qemu 7.2 already installed from bookworm is upgraded.
+QEMU_MIN=10.0
+qemu_version() { dpkg-query -W -f '${Version}' qemu-system-x86 2>/dev/null | sed 's/^[0-9]*://'; }
+if ! dpkg --compare-versions "$(qemu_version)" ge "$QEMU_MIN"; then
+  apt-get install -y -q --no-install-recommends -t bookworm-backports qemu-system-x86
+  dpkg --compare-versions "$(qemu_version)" ge "$QEMU_MIN" ||
+    { echo "install-deps: qemu-system-x86 is $(qemu_version), need >= $QEMU_MIN from bookworm-backports" >&2; exit 1; }
 fi
 
 # virtme-ng from PyPI (Debian 12 has none). Debian's own python3 refuses pip
@@ -71,6 +125,6 @@ if ! command -v vng >/dev/null 2>&1 || [ "$(vng --version 2>/dev/null | awk '{pr
   command -v vng >/dev/null 2>&1 || { echo "install-deps: virtme-ng installed but vng is not in PATH" >&2; exit 1; }
 fi
 # The guest kernel for the VM tests (downloaded once into its cache).
-"$(dirname "${BASH_SOURCE[0]}")/../vm/kernel.sh" >/dev/null
+"$repo/vm/kernel.sh" >/dev/null
 
 echo "install-deps: all present"

@@ -18,6 +18,14 @@
 #   scripts/test.sh [--vm-only] core ...   only the named VM tests
 #
 # Logs of VM tests: target/vm-results/<test>/. Settings: see vm/run.sh.
+#
+# Deadlines: each VM test gets about three times its usual time (the table
+# below; SORYU_VM_TIMEOUT overrides all of them), and the whole run
+# SORYU_SUITE_DEADLINE seconds (4800): a test that would start past it is
+# recorded as failed, not run, and a running one is cut at it, so a hang ends
+# in a summary rather than a killed CI job. A VM test whose guest died of the
+# emulator's known crash is run once more by vm/run.sh; the summary counts
+# those reruns ("emulator crash, rerun: N"). Nothing else is ever rerun.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,6 +36,12 @@ export PATH="$PATH:${HOME:-/root}/.cargo/bin"
 # build script runs $BPF_CLANG (default: plain `clang`, which Debian 12's
 # clang-19 package does not provide).
 export BPF_CLANG=${BPF_CLANG:-clang-19}
+
+suite_deadline=${SORYU_SUITE_DEADLINE:-4800}
+# Usual seconds (qemu 10, 2 vCPUs, this project's machine) x 3, boot included.
+declare -A vm_deadline=([core]=900 [cycles]=900 [errors]=300 [hostile]=2100
+  [measure]=300 [policy]=900 [starve]=900 [topology]=1200)
+emulator_reruns=0
 
 vm_only=0
 if [ "${1:-}" = --vm-only ]; then vm_only=1; shift; fi
@@ -113,11 +127,19 @@ tally() {
 
 # vm_test NAME: tests/vm/NAME.sh in the VM, counted from the guest's log.
 vm_test() {
-  local name=$1 start rc=0
+  local name=$1 start rc=0 left limit hint="logs in target/vm-results/$name/"
   banner "VM test $name"
   start=$(date +%s)
-  vm/run.sh "tests/vm/$name.sh" || rc=$?
-  tally "vm: $name" "$rc" "$start" "target/vm-results/$name/guest.log" "logs in target/vm-results/$name/"
+  left=$((suite_start + suite_deadline - start))
+  limit=${SORYU_VM_TIMEOUT:-${vm_deadline[$name]:-900}}
+  [ "$limit" -le "$left" ] || limit=$left
+  SORYU_VM_TIMEOUT=$limit vm/run.sh "tests/vm/$name.sh" || rc=$?
+  if [ -e "target/vm-results/$name/emulator-reruns" ]; then
+    emulator_reruns=$((emulator_reruns + 1))
+    hint="$hint; EMULATOR CRASH, RERUN"
+  fi
+  tally "vm: $name" "$rc" "$start" "target/vm-results/$name/guest.log" "$hint"
+  if [ "$rc" = 0 ] && [[ $hint == *RERUN ]]; then results[-1]+="  (EMULATOR CRASH, RERUN)"; fi
 }
 
 # host_test PATH: a host-side test script.
@@ -159,6 +181,9 @@ for name in "${vm_tests[@]}"; do
   elif [ "$built" = 0 ]; then
     failed=$((failed + 1))
     record "vm: $name" FAIL 0 "not run: the release build failed"
+  elif [ $(($(date +%s) - suite_start)) -ge $((suite_deadline - 120)) ]; then
+    failed=$((failed + 1))
+    record "vm: $name" FAIL 0 "not run: the suite's deadline (SORYU_SUITE_DEADLINE=${suite_deadline}s) is reached"
   else
     vm_test "$name"
   fi
@@ -166,5 +191,6 @@ done
 
 banner "summary ($(($(date +%s) - suite_start))s)"
 printf '%s\n' "${results[@]}"
+echo "emulator crash, rerun: $emulator_reruns"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

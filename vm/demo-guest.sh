@@ -28,7 +28,14 @@ for _ in $(seq 120); do
   kill -0 "$sched" 2>/dev/null || break
   sleep 0.5
 done
-echo "demo: sched_ext $(cat $scx/state), ops '$(cat $scx/root/ops 2>/dev/null || true)'; running ${secs}s"
+ops=$(cat $scx/root/ops 2>/dev/null || true)
+echo "demo: sched_ext $(cat $scx/state), ops '$ops'; running ${secs}s"
+if [ "$(cat $scx/state)" != enabled ] || [[ $ops != soryu* ]]; then
+  echo "demo: FAIL: scx_soryu did not attach" >&2
+  kill -TERM "$sched" "$load" 2>/dev/null || true
+  wait "$sched" || true
+  exit 1
+fi
 sleep "$secs"
 
 kill -TERM "$sched" 2>/dev/null || true
@@ -38,4 +45,5 @@ kill -TERM "$load" 2>/dev/null || true
 wait "$load" || true
 echo "demo: scx_soryu exited with status $rc; sched_ext $(cat $scx/state)"
 dmesg | grep sched_ext || true
+[ -s "$SORYU_OUT/demo.jsonl" ] || { echo "demo: FAIL: no JSON report" >&2; rc=1; }
 exit "$rc"

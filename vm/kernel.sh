@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Fetches and caches the guest kernel the VM tests boot: Debian
-# trixie-backports' linux-image-amd64 (a 7.x kernel built with
-# CONFIG_SCHED_CLASS_EXT=y, which the Debian 12 host kernel lacks).
+# trixie-backports' kernel (a 7.x kernel built with CONFIG_SCHED_CLASS_EXT=y,
+# which the Debian 12 host kernel lacks), at the release and package version
+# pinned in vm/kernel.pin, so that a new upload never changes what is tested
+# without a commit.
 #
 # Nothing is installed on the host: the packages are downloaded with
-# `apt-get download` and unpacked with `dpkg-deb -x` into a cache directory
-# (SORYU_VM_CACHE, default /var/cache/scx_soryu/vm). A second run only checks
-# the cache. Needs the apt sources that scripts/install-deps.sh adds.
+# `apt-get download` (signed by the archive, checked by apt) and unpacked
+# with `dpkg-deb -x` into a cache directory (SORYU_VM_CACHE, default
+# /var/cache/scx_soryu/vm). A second run only checks the cache. Needs the apt
+# sources that scripts/install-deps.sh adds.
 #
 # Executed, it prints shell assignments for eval:
 #   SORYU_KVER      kernel release, e.g. 7.3.4+deb13-amd64
@@ -18,42 +21,46 @@
 #
 # Usage: vm/kernel.sh            # fetch if needed, print the assignments
 #        eval "$(vm/kernel.sh)"
+#        vm/kernel.sh --bump     # pin the newest upload in vm/kernel.pin
+#                                # (then run the tests and commit the pin)
 set -euo pipefail
 
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${SORYU_VM_CACHE:-/var/cache/scx_soryu/vm}
 suite=trixie-backports
+pin_file=$here/kernel.pin
 
 die() { echo "vm/kernel.sh: $*" >&2; exit 1; }
 log() { echo "vm/kernel.sh: $*" >&2; }
 
-# Resolves the kernel release linux-image-amd64 from $suite depends on, e.g.
-# "linux-image-7.3.4+deb13-amd64" -> "7.3.4+deb13-amd64". Not hard-coded:
-# backports moves on and old versions leave the archive.
-resolve_kver() {
-  apt-cache depends "linux-image-amd64/$suite" 2>/dev/null |
-    sed -n 's/^ *Depends: linux-image-\([0-9][^ ]*\)$/\1/p' | head -n1
+# The release and package version linux-image-amd64 in $suite points at now.
+newest() {
+  local v r
+  v=$(apt-cache show "linux-image-amd64/$suite" 2>/dev/null | sed -n 's/^Version: //p' | head -n1)
+  r=$(apt-cache depends "linux-image-amd64/$suite" 2>/dev/null |
+    sed -n 's/^ *Depends: linux-image-\([0-9][^ ]*\)$/\1/p' | head -n1)
+  [ -n "$v" ] && [ -n "$r" ] && echo "$r $v"
 }
 
-# Newest kernel already unpacked in the cache, for when apt cannot answer
-# (e.g. apt lists not updated, or offline): a cached kernel is still good.
-newest_cached() {
-  local d
-  for d in "$cache"/*/.complete; do
-    [ -e "$d" ] && basename "$(dirname "$d")"
-  done | sort -V | tail -n1
-}
+if [ "${1:-}" = --bump ]; then
+  new=$(newest) || die "apt cannot resolve linux-image-amd64 in $suite (run scripts/install-deps.sh)"
+  old=$(grep -v '^#' "$pin_file" | head -n1)
+  sed -i "s/^[^#].*/$new/" "$pin_file"
+  log "pinned $new (was $old): run scripts/test.sh, then commit vm/kernel.pin"
+  exit 0
+fi
 
-kver=$(resolve_kver || true)
-if [ -z "$kver" ]; then
-  kver=$(newest_cached)
-  [ -n "$kver" ] || die "cannot resolve linux-image-amd64 in $suite (run scripts/install-deps.sh, which adds the trixie-backports apt source)"
-  log "warning: apt cannot resolve linux-image-amd64/$suite; using cached kernel $kver"
+read -r kver pkgver < <(grep -v '^#' "$pin_file" | head -n1) || true
+[ -n "${kver:-}" ] && [ -n "${pkgver:-}" ] || die "no kernel pinned in $pin_file"
+cur=$(newest || true)
+if [ -n "$cur" ] && [ "$cur" != "$kver $pkgver" ]; then
+  log "note: $suite now has $cur; the tests stay on the pinned $kver $pkgver (vm/kernel.sh --bump to move)"
 fi
 
 dir=$cache/$kver
 root=$dir/root
 
-if [ ! -e "$dir/.complete" ]; then
+if [ "$(cat "$dir/.complete" 2>/dev/null)" != "$pkgver" ]; then
   for tool in apt-get apt-cache dpkg-deb; do
     command -v "$tool" >/dev/null || die "$tool is needed to fetch the kernel"
   done
@@ -67,9 +74,13 @@ if [ ! -e "$dir/.complete" ]; then
   # The 6.x packaging had all of it in linux-image-*; fall back to that.
   pkgs=()
   for p in "linux-binary-$kver" "linux-base-$kver" "linux-modules-$kver"; do
-    if apt-cache show "$p" >/dev/null 2>&1; then pkgs+=("$p"); fi
+    if apt-cache show "$p=$pkgver" >/dev/null 2>&1; then pkgs+=("$p=$pkgver"); fi
   done
-  [ ${#pkgs[@]} -gt 0 ] || pkgs=("linux-image-$kver")
+  if [ ${#pkgs[@]} -eq 0 ]; then
+    apt-cache show "linux-image-$kver=$pkgver" >/dev/null 2>&1 ||
+      die "the pinned kernel $kver $pkgver is not in the archive (any more?): vm/kernel.sh --bump pins the current one"
+    pkgs=("linux-image-$kver=$pkgver")
+  fi
   log "downloading ${pkgs[*]} (~120 MB, once)"
   # apt-get download as root warns that it cannot drop privileges to _apt
   # for the download; harmless here.
@@ -92,7 +103,7 @@ if [ ! -e "$dir/.complete" ]; then
     fi
   done
   chmod 755 "$tmp"
-  touch "$tmp/.complete"
+  echo "$pkgver" >"$tmp/.complete"
   rm -rf "$dir"
   mv "$tmp" "$dir"
   trap - EXIT

@@ -197,7 +197,7 @@ w_memory() {
 # ends the scheduler with a restart request when a CPU comes or goes.
 dmesg_check_hotplug() {
   local f=$SORYU_OUT/$CASE.dmesg.txt bad
-  dmesg | awk -v m="$KMSG_MARK" 'found { print } index($0, m) { found = 1 }' >"$f"
+  case_kmsg >"$f" || return 0
   bad=$(grep -E -e 'sched_ext: BPF scheduler .* disabled \(' \
     -e 'runnable task stall|scx_bpf_error|runtime error|failed to run for' \
     -e 'WARNING:.*kernel/sched/ext|BUG:|Oops|Kernel panic' "$f" |

@@ -238,6 +238,19 @@ report_check() {
   trace "report: $n interval records"
 }
 
+# case_kmsg: the kernel log since case_begin's mark. A mark that is no
+# longer in the log (the ring buffer wrapped) fails the case: what happened
+# in between is unknown, not clean.
+case_kmsg() {
+  local log
+  log=$(dmesg)
+  if ! grep -qF "$KMSG_MARK" <<<"$log"; then
+    fail "kernel log: the case's mark has scrolled out of the ring buffer; its lines are lost"
+    return 1
+  fi
+  awk -v m="$KMSG_MARK" 'found { print } index($0, m) { found = 1 }' <<<"$log"
+}
+
 # dmesg_check: this case's part of the kernel log (after case_begin's
 # mark) must have no sched_ext error or stall. A normal unregister prints
 #   sched_ext: BPF scheduler "soryu" disabled (unregistered from user space)
@@ -252,7 +265,7 @@ dmesg_check() {
   local f=$SORYU_OUT/$CASE.dmesg.txt bad a
   local allow=(-e 'disabled (unregistered from user space)')
   for a in "$@"; do allow+=(-e "$a"); done
-  dmesg | awk -v m="$KMSG_MARK" 'found { print } index($0, m) { found = 1 }' >"$f"
+  case_kmsg >"$f" || return 0
   grep -E 'sched_ext' "$f" >>"$SORYU_OUT/$CASE.trace" || true
   bad=$(grep -E \
     -e 'sched_ext: BPF scheduler .* disabled \(' \

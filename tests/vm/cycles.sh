@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Load/unload churn: scx_soryu attached and detached SORYU_CYCLES (50) times
+# in one boot, under the scheduler's CI load (stress-ng CPU hogs, forks and
+# affinity churn), alternating the default knobs and all three knobs on.
+#
+#   vm/run.sh tests/vm/cycles.sh
+#
+# Every switch of sched_ext on or off live-patches the kernel's static
+# branches under load: the path where a scheduler, or the emulator running
+# the guest, would show a race. Per cycle it asserts that:
+#   - sched_ext is enabled with ops "soryu*" within the enable timeout and
+#     stays so for SORYU_CYCLE_SECS (1) seconds;
+#   - SIGTERM ends the daemon with status 0 and sched_ext is disabled;
+#   - a command still answers afterwards.
+# One case for the whole run: the load really ran (stress-ng exits 0 with
+# bogo ops > 0 for each stressor), and the kernel log has one "enabled" and
+# one clean "disabled (unregistered from user space)" per cycle and nothing
+# else from sched_ext. Prints the cycle count and time per cycle.
+set -euo pipefail
+
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+cycles=${SORYU_CYCLES:-50}
+hold=${SORYU_CYCLE_SECS:-1}
+ncpu=$(nproc)
+
+echo "cycles: $(uname -r), $ncpu CPUs, $cycles attach/detach cycles under load"
+case_begin cycles
+stress_log=$SORYU_OUT/$CASE.stress.log
+# Long enough for every cycle; stopped with SIGINT once they are done (a
+# stress-ng stopped that way still exits 0 and prints its metrics).
+stress-ng --cpu "$ncpu" --fork 1 --affinity 1 --affinity-rand --metrics-brief \
+  --temp-path "$SORYU_OUT" --timeout 3600s >"$stress_log" 2>&1 &
+LOAD_PID=$!
+start=$(now)
+done_cycles=0
+for i in $(seq 1 "$cycles"); do
+  flags=(--report-sec 0)
+  [ $((i % 2)) = 1 ] || flags+=(--clear-bitmap --boost-on-wake --vtime)
+  # No --report-json: sched_start's own path is per case; the report is
+  # not what this test is about.
+  "$SORYU_BIN" "${flags[@]}" --kconfig "$SORYU_KCONFIG" >>"$SORYU_OUT/$CASE.sched.log" 2>&1 &
+  SCHED_PID=$!
+  SCHED_ARGS=("${flags[@]}")
+  sched_wait_enabled || break
+  sleep "$hold"
+  scx_is_soryu || { fail "cycle $i: soryu not enabled after ${hold}s (state '$(scx_state)')"; break; }
+  sched_stop
+  sched_wait_disabled
+  [ "$(scx_state)" = disabled ] || break
+  timeout 20 true || { fail "cycle $i: a command did not answer within 20 s"; break; }
+  [ ${#CASE_FAILS[@]} -eq 0 ] || break
+  done_cycles=$i
+done
+elapsed=$(($(now) - start))
+kill -INT "$LOAD_PID" 2>/dev/null || true
+rc=0
+wait "$LOAD_PID" || rc=$?
+LOAD_PID=
+[ "$rc" = 0 ] || fail "stress-ng exited $rc ($(basename "$stress_log"))"
+for s in cpu fork affinity; do
+  ops=$(awk -v s="$s" '$3 == s { print $4; exit }' "$stress_log")
+  [ "${ops:-0}" -gt 0 ] 2>/dev/null || fail "stressor $s made no progress (bogo ops '${ops:-none}')"
+done
+[ "$done_cycles" = "$cycles" ] || fail "only $done_cycles of $cycles cycles completed"
+echo "cycles: $done_cycles attach/detach cycles in ${elapsed}s ($(awk -v e="$elapsed" -v n="$done_cycles" 'BEGIN { if (n) printf "%.1f", e / n; else print "-" }') s each)"
+
+dmesg_check
+f=$SORYU_OUT/$CASE.dmesg.txt
+en=$(grep -c 'sched_ext: BPF scheduler "soryu[^"]*" enabled' "$f" || true)
+dis=$(grep -c 'sched_ext: BPF scheduler "soryu[^"]*" disabled (unregistered from user space)' "$f" || true)
+[ "$en" = "$done_cycles" ] || fail "kernel log shows $en enables for $done_cycles cycles"
+[ "$dis" = "$done_cycles" ] || fail "kernel log shows $dis clean disables for $done_cycles cycles"
+case_end
+summary
