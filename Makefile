@@ -5,6 +5,8 @@
 #   sudo make install PREFIX=/usr
 #   make install DESTDIR=/some/stage PREFIX=/usr    staged, e.g. for a package
 #   sudo make uninstall                    same PREFIX and DESTDIR as install
+#   make deb                               a Debian package (pkg/deb/), as
+#                                          your user: no root needed
 #
 # install never builds: it installs target/release/scx_soryu (BIN=) as it
 # is, and stops with the build command when it is missing, so a
@@ -29,6 +31,14 @@
 # with `systemctl daemon-reload`, and uninstall starts with
 # `systemctl disable --now scx_soryu` and ends with a daemon-reload; with
 # DESTDIR, neither calls systemctl.
+#
+# deb builds $(DEBDIR)/scx-soryu_$(VERSION)_ARCH.deb (DEBDIR defaults to
+# target/debian) from $(BIN), like install never building it: it stages
+# `make install DESTDIR=$(DEBDIR)/stage PREFIX=/usr` and packs that with
+# pkg/deb/build.sh (dpkg-deb, and dpkg-shlibdeps for Depends: Debian's
+# dpkg-dev). VERSION is Cargo.toml's version unless given on the command
+# line (make deb VERSION=0.1.1); pkg/deb/build.sh lists its environment
+# (DEPENDS=, DEB_ARCH=, MAINTAINER=).
 
 PREFIX ?= /usr/local
 override PREFIX := $(patsubst %/,%,$(PREFIX))
@@ -48,6 +58,13 @@ CARGO ?= cargo
 BPF_CLANG ?= clang-19
 BIN ?= target/release/scx_soryu
 
+# Debian package: the version is read from Cargo.toml's [package] unless
+# VERSION= is on the command line (an environment VERSION is ignored).
+DEBDIR ?= target/debian
+ifneq ($(origin VERSION),command line)
+VERSION := $(shell sed -n '/^\[package\]/,/^\[/s/^version *= *"\(.*\)"/\1/p' Cargo.toml)
+endif
+
 UNIT := scx_soryu.service
 UNIT_IN := service/scx_soryu.service.in
 ENV_DEFAULT := service/scx_soryu.default
@@ -56,7 +73,7 @@ ENV_DEFAULT := service/scx_soryu.default
 # (/run/systemd/system exists exactly then: sd_booted()).
 SYSTEMD_LIVE = [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ] && command -v systemctl >/dev/null
 
-.PHONY: build install uninstall check-prefix
+.PHONY: build install uninstall deb check-prefix check-bin
 
 build:
 	BPF_CLANG=$(BPF_CLANG) $(CARGO) build --release
@@ -64,7 +81,7 @@ build:
 check-prefix:
 	@case "$(PREFIX)" in /*) ;; *) echo "PREFIX must be an absolute path (got '$(PREFIX)')" >&2; exit 1;; esac
 
-install: check-prefix
+check-bin:
 	@if [ ! -x "$(BIN)" ]; then \
 	    echo "$(BIN) is missing: build it first, as your user, with" >&2; \
 	    echo "  make build    (that is: BPF_CLANG=$(BPF_CLANG) cargo build --release)" >&2; \
@@ -72,8 +89,10 @@ install: check-prefix
 	fi
 	@newer=$$(find src build.rs Cargo.toml Cargo.lock -newer "$(BIN)" -type f 2>/dev/null | head -n 1); \
 	if [ -n "$$newer" ]; then \
-	    echo "warning: $$newer is newer than $(BIN); installing it anyway (make build to rebuild)" >&2; \
+	    echo "warning: $$newer is newer than $(BIN); using it anyway (make build to rebuild)" >&2; \
 	fi
+
+install: check-prefix check-bin
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)/etc/default"
 	install -m 0755 "$(BIN)" "$(DESTDIR)$(BINDIR)/scx_soryu"
 	sed 's|@BINDIR@|$(BINDIR)|g' "$(UNIT_IN)" > "$(DESTDIR)$(UNITDIR)/$(UNIT).tmp"
@@ -104,3 +123,12 @@ uninstall: check-prefix
 	@if $(SYSTEMD_LIVE); then \
 	    echo "systemctl daemon-reload"; systemctl daemon-reload; \
 	fi
+
+# The stage is rebuilt every time; the sub-make's command line pins the
+# layout whatever PREFIX, BINDIR or UNITDIR this make was given.
+deb: check-bin
+	@rm -rf "$(DEBDIR)/stage"
+	@out=$$($(MAKE) -s --no-print-directory install BIN="$(BIN)" DESTDIR="$(abspath $(DEBDIR))/stage" \
+	    PREFIX=/usr BINDIR=/usr/bin UNITDIR=/usr/lib/systemd/system 2>&1) || { echo "$$out" >&2; exit 1; }
+	@pkg/deb/build.sh "$(DEBDIR)/stage" "$(VERSION)" "$(DEBDIR)"
+	@rm -rf "$(DEBDIR)/stage"

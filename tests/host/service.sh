@@ -122,8 +122,9 @@ if [ "$execs" = 'ExecStart=/usr/bin/scx_soryu $SCX_FLAGS' ]; then
 else
   bad "unit: ExecStart is '$execs', expected /usr/bin/scx_soryu \$SCX_FLAGS"
 fi
-check "unit: EnvironmentFile=-/etc/default/scx_soryu, Conflicts=scx.service, Restart=on-failure, start limit, multi-user.target" \
-  bash -c 'for l in "EnvironmentFile=-/etc/default/scx_soryu" "Conflicts=scx.service" \
+check "unit: EnvironmentFile=-/etc/default/scx_soryu, Conflicts= and After= scx.service scx_loader.service, Restart=on-failure, start limit, multi-user.target" \
+  bash -c 'for l in "EnvironmentFile=-/etc/default/scx_soryu" "Conflicts=scx.service scx_loader.service" \
+             "After=scx.service scx_loader.service" \
              "Restart=on-failure" "ConditionPathIsDirectory=/sys/kernel/sched_ext" \
              "WantedBy=multi-user.target"; do grep -qxF "$l" "$1" || exit 1; done
            grep -q "^StartLimitBurst=[0-9]" "$1" && grep -q "^StartLimitIntervalSec=[0-9]" "$1"' _ "$d/$unit_rel"

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Builds the scx-soryu .deb out of a staged install. `make deb` stages with
+# `make install DESTDIR=STAGE PREFIX=/usr` and then runs this; see the
+# Makefile for the make variables.
+#
+#   pkg/deb/build.sh STAGE VERSION OUTDIR
+#
+# It adds the package's files to STAGE (the copyright file, DEBIAN/ with
+# control, conffiles, md5sums and the maintainer scripts of this directory)
+# and writes OUTDIR/scx-soryu_VERSION_ARCH.deb with dpkg-deb; files are
+# owned by root (--root-owner-group, no fakeroot needed).
+#
+# Depends: is what dpkg-shlibdeps (Debian: dpkg-dev) computes from the
+# libraries the binary links (libc6, libelf1, zlib1g, libzstd1... with the
+# minimal versions their symbols files give), so it follows the build.
+# Environment:
+#   DEPENDS=...     the Depends: field as given, without dpkg-shlibdeps
+#   DEB_ARCH=...    Architecture: (default: dpkg --print-architecture)
+#   MAINTAINER=...  Maintainer: (default: "$DEBFULLNAME <$DEBEMAIL>", else
+#                   git's user.name and user.email, else none; dpkg-deb
+#                   then warns)
+set -euo pipefail
+
+die() { echo "build.sh: $*" >&2; exit 1; }
+[ $# = 3 ] || die "usage: pkg/deb/build.sh STAGE VERSION OUTDIR"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+stage=$1 version=$2 outdir=$3
+name=scx-soryu
+
+[ -n "$version" ] || die "no version (Cargo.toml's [package] version, or VERSION=)"
+dpkg --validate-version "$version" 2>/dev/null ||
+  die "'$version' is not a Debian version (digits first; letters, digits and . + ~ - only)"
+arch=${DEB_ARCH:-$(dpkg --print-architecture)}
+for f in usr/bin/scx_soryu usr/lib/systemd/system/scx_soryu.service etc/default/scx_soryu; do
+  [ -f "$stage/$f" ] || die "$stage/$f is missing: stage with make install DESTDIR=$stage PREFIX=/usr"
+done
+[ ! -e "$stage/DEBIAN" ] || die "$stage/DEBIAN exists already: start from a fresh stage"
+
+if [ -z "${MAINTAINER:-}" ]; then
+  if [ -n "${DEBEMAIL:-}" ]; then
+    MAINTAINER="${DEBFULLNAME:-$name builder} <$DEBEMAIL>"
+  elif gname=$(git -C "$here" config user.name 2>/dev/null) &&
+    gmail=$(git -C "$here" config user.email 2>/dev/null); then
+    MAINTAINER="$gname <$gmail>"
+  fi
+fi
+
+# Package files: modes set here, whatever the umask.
+install -d -m 0755 "$stage/DEBIAN" "$stage/usr/share/doc/$name"
+install -m 0644 "$here/copyright" "$stage/usr/share/doc/$name/copyright"
+install -m 0644 "$here/conffiles" "$stage/DEBIAN/conffiles"
+install -m 0755 "$here/postinst" "$here/prerm" "$here/postrm" "$stage/DEBIAN/"
+find "$stage" -type d -exec chmod 0755 {} +
+
+if [ -n "${DEPENDS+set}" ]; then
+  depends=$DEPENDS
+else
+  command -v dpkg-shlibdeps >/dev/null ||
+    die "dpkg-shlibdeps not found (Debian: apt-get install dpkg-dev), or give DEPENDS=... by hand"
+  # dpkg-shlibdeps wants to run beside a debian/control; an empty one does.
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  mkdir "$work/debian"
+  : >"$work/debian/control"
+  bin_abs=$(cd "$stage/usr/bin" && pwd)/scx_soryu
+  subst=$(cd "$work" && dpkg-shlibdeps -O -e"$bin_abs") ||
+    die "dpkg-shlibdeps failed on $bin_abs"
+  depends=$(sed -n 's/^shlibs:Depends=//p' <<<"$subst")
+  [ -n "$depends" ] || die "dpkg-shlibdeps found no dependency in $bin_abs (is it a dynamically linked ELF?)"
+fi
+
+# md5sums of every file but the conffile (dpkg keeps conffiles' sums in
+# its status file), as dh_md5sums writes them.
+(cd "$stage" && find . -type f ! -path './DEBIAN/*' ! -path './etc/*' -printf '%P\n' |
+  LC_ALL=C sort | xargs -r -d '\n' md5sum) >"$stage/DEBIAN/md5sums"
+chmod 0644 "$stage/DEBIAN/md5sums"
+size=$(du -s -k --apparent-size --exclude=DEBIAN "$stage" | cut -f1)
+
+# sed replacement text: \, & and the delimiter | escaped.
+esc() { sed 's/[\\&|]/\\&/g' <<<"$1"; }
+sed -e "s|@VERSION@|$(esc "$version")|" -e "s|@ARCH@|$(esc "$arch")|" \
+  -e "s|@INSTALLED_SIZE@|$size|" -e "s|@DEPENDS@|$(esc "$depends")|" \
+  -e "s|@MAINTAINER@|$(esc "${MAINTAINER:-}")|" -e '/^\(Maintainer\|Depends\): *$/d' \
+  "$here/control.in" >"$stage/DEBIAN/control"
+chmod 0644 "$stage/DEBIAN/control"
+
+mkdir -p "$outdir"
+deb="$outdir/${name}_${version#*:}_$arch.deb"
+dpkg-deb --root-owner-group --build "$stage" "$deb" >/dev/null
+echo "$deb"
+echo "  Version: $version  Architecture: $arch"
+echo "  Depends: $depends"
