@@ -16,9 +16,9 @@
 # Environment:
 #   DEPENDS=...     the Depends: field as given, without dpkg-shlibdeps
 #   DEB_ARCH=...    Architecture: (default: dpkg --print-architecture)
-#   MAINTAINER=...  Maintainer: (default: "$DEBFULLNAME <$DEBEMAIL>", else
-#                   git's user.name and user.email, else none; dpkg-deb
-#                   then warns)
+#   MAINTAINER=...  Maintainer: (default: "$DEBFULLNAME <$DEBEMAIL>" (or
+#                   $EMAIL), else git's user.name and user.email, else
+#                   "USER <USER@HOST>" of whoever builds)
 set -euo pipefail
 
 die() { echo "build.sh: $*" >&2; exit 1; }
@@ -36,12 +36,17 @@ for f in usr/bin/scx_soryu usr/lib/systemd/system/scx_soryu.service etc/default/
 done
 [ ! -e "$stage/DEBIAN" ] || die "$stage/DEBIAN exists already: start from a fresh stage"
 
+# Maintainer: whoever builds this local package, found the way Debian's
+# tools look for them.
 if [ -z "${MAINTAINER:-}" ]; then
-  if [ -n "${DEBEMAIL:-}" ]; then
-    MAINTAINER="${DEBFULLNAME:-$name builder} <$DEBEMAIL>"
+  user=$(id -un 2>/dev/null || echo root)
+  if [ -n "${DEBEMAIL:-${EMAIL:-}}" ]; then
+    MAINTAINER="${DEBFULLNAME:-$user} <${DEBEMAIL:-$EMAIL}>"
   elif gname=$(git -C "$here" config user.name 2>/dev/null) &&
     gmail=$(git -C "$here" config user.email 2>/dev/null); then
     MAINTAINER="$gname <$gmail>"
+  else
+    MAINTAINER="${DEBFULLNAME:-$user} <$user@$(uname -n)>"
   fi
 fi
 
@@ -80,7 +85,7 @@ size=$(du -s -k --apparent-size --exclude=DEBIAN "$stage" | cut -f1)
 esc() { sed 's/[\\&|]/\\&/g' <<<"$1"; }
 sed -e "s|@VERSION@|$(esc "$version")|" -e "s|@ARCH@|$(esc "$arch")|" \
   -e "s|@INSTALLED_SIZE@|$size|" -e "s|@DEPENDS@|$(esc "$depends")|" \
-  -e "s|@MAINTAINER@|$(esc "${MAINTAINER:-}")|" -e '/^\(Maintainer\|Depends\): *$/d' \
+  -e "s|@MAINTAINER@|$(esc "${MAINTAINER:-}")|" -e '/^Depends: *$/d' \
   "$here/control.in" >"$stage/DEBIAN/control"
 chmod 0644 "$stage/DEBIAN/control"
 

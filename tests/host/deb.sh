@@ -5,7 +5,8 @@
 # removal and purge, maintainer scripts included.
 #
 # Needs root (dpkg --root chroots into the test's root to run the
-# maintainer scripts) and dpkg-dev (dpkg-shlibdeps; dpkg-deb and dpkg come
+# maintainer scripts; as another user it runs itself as root of a user
+# namespace, unshare -r, where the kernel allows that) and dpkg-dev (dpkg-shlibdeps; dpkg-deb and dpkg come
 # with every Debian). The host's own system is left alone: every package
 # operation is `dpkg --root=ROOT` on a scratch root holding a dash, an rm, a
 # /dev/null and a stand-in systemctl that records its arguments, so the test
@@ -44,6 +45,17 @@ check() {
   if "$@"; then ok "$name"; else bad "$name"; fi
 }
 
+# Not root: the same test as root of a user namespace (unshare -r: dpkg and
+# chroot work there, on files this user owns), when the kernel allows one.
+if [ "$(id -u)" != 0 ]; then
+  if [ -z "${SORYU_DEB_USERNS:-}" ] && unshare --map-root-user true 2>/dev/null; then
+    SORYU_DEB_USERNS=1 exec unshare --map-root-user bash "${BASH_SOURCE[0]}" "$@"
+  fi
+  echo "FAIL needs root, or a user namespace (unshare -r): dpkg --root chroots to run the maintainer scripts"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
 tmp=$(mktemp -d)
 summary() {
   local rc=$?
@@ -57,10 +69,6 @@ trap summary EXIT
 show() { sed 's/^/     | /' "$1"; }
 oneline() { tr '\n' ' ' | sed 's/ *$//'; }
 
-if [ "$(id -u)" != 0 ]; then
-  bad "needs root: dpkg --root chroots into the scratch root to run the maintainer scripts"
-  exit 1
-fi
 for t in dpkg dpkg-deb dpkg-shlibdeps dpkg-query make ldd chroot objdump; do
   command -v "$t" >/dev/null || { bad "$t is missing (Debian: dpkg-dev provides dpkg-shlibdeps, binutils objdump)"; exit 1; }
 done
@@ -108,19 +116,20 @@ else
   show "$tmp/nobin.log"
 fi
 if mk "$tmp/badver.log" deb BIN="$bin" DEBDIR="$tmp/badver" VERSION="not a version" ||
-  ls "$tmp"/badver/*.deb >/dev/null 2>&1; then
-  bad "make deb VERSION='not a version' is refused"
+  ls "$tmp"/badver/*.deb >/dev/null 2>&1 || ! grep -q 'not a Debian version' "$tmp/badver.log"; then
+  bad "make deb VERSION='not a version' is refused, saying why"
   show "$tmp/badver.log"
 else
-  ok "make deb VERSION='not a version' is refused: $(grep -m1 . "$tmp/badver.log")"
+  ok "make deb VERSION='not a version' is refused: $(grep -m1 'not a Debian version' "$tmp/badver.log")"
 fi
 
 # ---- two builds: Cargo.toml's version (an environment VERSION ignored),
 # and a bumped one given on the command line
 deb1="$tmp/v1/scx-soryu_${v1}_$arch.deb"
 deb2="$tmp/v2/scx-soryu_${v2}_$arch.deb"
-if VERSION=99.0 mk "$tmp/v1.log" deb BIN="$bin" DEBDIR="$tmp/v1" && [ -f "$deb1" ]; then
-  ok "make deb builds scx-soryu_${v1}_$arch.deb (Cargo.toml's version; VERSION from the environment ignored)"
+if VERSION=99.0 mk "$tmp/v1.log" deb BIN="$bin" DEBDIR="$tmp/v1" && [ -f "$deb1" ] &&
+  [ "$(ls "$tmp/v1")" = "${deb1##*/}" ]; then
+  ok "make deb builds scx-soryu_${v1}_$arch.deb, and only that (Cargo.toml's version; VERSION from the environment ignored)"
 else
   bad "make deb: no $deb1"
   show "$tmp/v1.log"
@@ -140,6 +149,9 @@ check "control: Package scx-soryu, Version $v1 / $v2, Architecture $arch" \
   bash -c '[ "$(dpkg-deb -f "$1" Package)" = scx-soryu ] && [ "$(dpkg-deb -f "$1" Version)" = "$3" ] &&
            [ "$(dpkg-deb -f "$2" Version)" = "$4" ] && [ "$(dpkg-deb -f "$1" Architecture)" = "$5" ] &&
            [ -n "$(dpkg-deb -f "$1" Description)" ]' _ "$deb1" "$deb2" "$v1" "$v2" "$arch"
+check "control: a Maintainer, and no warning from dpkg-deb while building" \
+  bash -c '[ -n "$(dpkg-deb -f "$1" Maintainer)" ] && ! grep -q "dpkg-deb: warning" "$2" "$3"' \
+  _ "$deb1" "$tmp/v1.log" "$tmp/v2.log"
 
 expected_contents=$(
   cat <<'EOF'
