@@ -95,6 +95,15 @@ pub struct Opts {
     #[arg(long, hide = true, value_name = "MS")]
     pub inject_error_ms: Option<u64>,
 
+    /// Test only: never queue tasks named COMM once they reach ops.enqueue,
+    /// so that the kernel's watchdog ejects the scheduler.
+    #[arg(long, hide = true, value_name = "COMM")]
+    pub inject_stall: Option<String>,
+
+    /// Test only: load a program the verifier refuses.
+    #[arg(long, hide = true)]
+    pub inject_verifier_reject: bool,
+
     #[clap(flatten, next_help_heading = "Libbpf Options")]
     pub libbpf: LibbpfOpts,
 }
@@ -106,11 +115,21 @@ pub enum Tool {
     Compare(crate::compare::CompareArgs),
     /// Draw the wake-to-run distributions and tail series of --report-json runs as SVG.
     Plot(crate::plot::PlotArgs),
+    /// Show what the running scx_soryu holds for some tasks: boost, level,
+    /// slice used (read from the loaded BPF program).
+    Inspect(crate::inspect::InspectArgs),
 }
 
 /// Largest slice accepted: one second. Longer slices make strict priority
 /// meaningless for interactive work and push waits toward the watchdog.
 pub const MAX_SLICE_US: u64 = 1_000_000;
+
+/// Longest report, stats or monitor interval: one day. Longer ones are a
+/// typo, and overflow the clocks they are added to.
+pub const MAX_INTERVAL_S: u64 = 86_400;
+
+/// Largest kernel debug dump kept on an error exit: 16 MiB.
+pub const MAX_EXIT_DUMP_LEN: u32 = 16 << 20;
 
 /// Largest starvation threshold: it must stay well below the kernel
 /// watchdog, which ejects the scheduler when a task waits that long.
@@ -151,10 +170,32 @@ impl Opts {
                 if !(secs.is_finite() && secs > 0.0) {
                     bail!("{flag} takes a positive number of seconds, got {secs}");
                 }
+                if secs > MAX_INTERVAL_S as f64 {
+                    bail!("{flag} {secs} is above {MAX_INTERVAL_S} seconds (a day); use a shorter interval");
+                }
             }
         }
-        if self.inject_error_ms == Some(0) {
-            bail!("--inject-error-ms must be at least 1");
+        if self.report_sec > MAX_INTERVAL_S {
+            bail!(
+                "--report-sec {} is above {MAX_INTERVAL_S} seconds (a day); use a shorter interval, or 0 for no reports",
+                self.report_sec
+            );
+        }
+        if self.exit_dump_len > MAX_EXIT_DUMP_LEN {
+            bail!(
+                "--exit-dump-len {} is above {MAX_EXIT_DUMP_LEN} bytes; the kernel's dump is a few KiB per CPU",
+                self.exit_dump_len
+            );
+        }
+        if let Some(ms) = self.inject_error_ms {
+            if ms == 0 || ms > MAX_INTERVAL_S * 1000 {
+                bail!("--inject-error-ms must be 1..={}", MAX_INTERVAL_S * 1000);
+            }
+        }
+        if let Some(comm) = &self.inject_stall {
+            if comm.is_empty() || comm.len() > 15 {
+                bail!("--inject-stall takes a task name of 1 to 15 bytes");
+            }
         }
         if self.monitor.is_some() && (self.stats.is_some() || self.report_json.is_some()) {
             bail!("--monitor only reads a running scx_soryu; it cannot be combined with --stats or --report-json");
@@ -228,6 +269,11 @@ mod tests {
             &["--report-json", "x.jsonl", "--report-sec", "0"],
             &["--report-json", "/nonexistent-dir/x.jsonl"],
             &["--no-such-flag"],
+            &["--monitor", "1e30"],
+            &["--stats", "1e30"],
+            &["--report-sec", "18446744073709551615"],
+            &["--report-sec", "86401"],
+            &["--exit-dump-len", "4294967295"],
         ] {
             assert!(parse(args).is_err(), "accepted {args:?}");
         }

@@ -10,6 +10,7 @@ mod bpf_skel;
 mod cli;
 mod compare;
 mod hist;
+mod inspect;
 mod plot;
 mod policy;
 mod report;
@@ -76,6 +77,7 @@ fn main() -> ExitCode {
         let res = match tool {
             cli::Tool::Compare(args) => compare::run(args),
             cli::Tool::Plot(args) => plot::run(args),
+            cli::Tool::Inspect(args) => inspect::run(args),
         };
         return match res {
             Ok(()) => ExitCode::SUCCESS,

@@ -53,6 +53,12 @@ pub fn level(policy: Policy, pcpu_kthread: bool, nice: i32, boost: i32) -> u32 {
     unsafe { ffi::soryu_c_level(policy as c_int, pcpu_kthread as c_int, nice, boost) }
 }
 
+/// level() for a policy number as the kernel reports it (/proc/PID/stat);
+/// policy.h treats anything but BATCH and IDLE as NORMAL.
+pub fn level_of(policy: i32, pcpu_kthread: bool, nice: i32, boost: i32) -> u32 {
+    unsafe { ffi::soryu_c_level(policy as c_int, pcpu_kthread as c_int, nice, boost) }
+}
+
 /// Histogram bucket of a wake-to-run wait, as the BPF side files it.
 pub fn lat_bucket(ns: u64) -> usize {
     unsafe { ffi::soryu_c_lat_bucket(ns) as usize }

@@ -48,6 +48,24 @@ pub fn preflight() -> Result<()> {
     Ok(())
 }
 
+/// For tools that read the running scheduler (inspect): root, and soryu
+/// enabled in the kernel; one line saying which is missing.
+pub fn require_running_soryu() -> Result<()> {
+    if unsafe { libc::geteuid() } != 0 {
+        bail!("must run as root to read the running scheduler's BPF maps; try: sudo scx_soryu");
+    }
+    let state = std::fs::read_to_string(format!("{SCX_SYSFS}/state")).unwrap_or_default();
+    let ops = std::fs::read_to_string(format!("{SCX_SYSFS}/root/ops")).unwrap_or_default();
+    if state.trim() != "enabled" || !ops.trim().starts_with("soryu") {
+        bail!(
+            "scx_soryu is not running (sched_ext state '{}', ops '{}'); start it first",
+            state.trim(),
+            ops.trim()
+        );
+    }
+    Ok(())
+}
+
 /// The last lines libbpf printed (the verifier's log among them), kept so a
 /// failed load can show why without -v.
 static LIBBPF_TAIL: Mutex<VecDeque<String>> = Mutex::new(VecDeque::new());
@@ -112,6 +130,12 @@ impl<'a> Scheduler<'a> {
         rodata.vtime_on = opts.vtime;
         rodata.hist_on = !opts.no_hist;
         rodata.inject_error_ns = opts.inject_error_ms.map_or(0, |ms| ms * 1_000_000);
+        rodata.inject_verifier_reject = opts.inject_verifier_reject;
+        if let Some(comm) = &opts.inject_stall {
+            for (dst, src) in rodata.stall_comm.iter_mut().zip(comm.bytes()) {
+                *dst = src as _;
+            }
+        }
 
         let mut skel = scx_ops_load!(skel, soryu_ops, uei).map_err(|e| {
             let tail = libbpf_tail();

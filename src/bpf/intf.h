@@ -118,4 +118,20 @@ struct soryu_stats {
 	u64 max_wait_ns[SORYU_NR_CLASSES];
 };
 
+/*
+ * Per-task state, the value of the task storage map `task_ctxs`. Shared so
+ * that `scx_soryu inspect PID` can read a running task's boost from the
+ * loaded program (a task storage map is looked up by pidfd from user space).
+ */
+struct soryu_task_ctx {
+	s32 boost;		/* BMQ boost_prio, [-12, +12] */
+	u32 enq_level;		/* level at the last enqueue, SORYU_LVL_NONE if none */
+	u64 used_ns;		/* runtime charged against the current slice */
+	u64 exec_base;		/* se.sum_exec_runtime when last charged */
+	u64 last_ran;		/* when the task last stopped running */
+	u64 wake_at;		/* when it woke, 0 once its wait was recorded */
+	u32 wake_class;		/* SORYU_CLASS_* it woke in */
+	u8 granted;		/* holds an unfinished starvation grant */
+};
+
 #endif /* __SORYU_INTF_H */

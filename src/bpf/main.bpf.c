@@ -39,6 +39,17 @@ const volatile bool hist_on = true;
  */
 const volatile u64 inject_error_ns;
 u64 loaded_at;
+/*
+ * More fault injection (hidden flags, tests only; zero by default, and the
+ * verifier then prunes every use):
+ * --inject-stall COMM: tasks named COMM are never queued once they get to
+ * ops.enqueue, so the kernel's watchdog must eject the scheduler with a
+ * "runnable task stall" naming one of them.
+ * --inject-verifier-reject: init takes a path with an unchecked map value,
+ * which the verifier refuses, as it would a real bug.
+ */
+const volatile char stall_comm[16];
+const volatile bool inject_verifier_reject;
 
 /*
  * The three shared words below each live in a section of their own, hence a
@@ -67,22 +78,11 @@ u64 stats_epoch;
 extern unsigned int CONFIG_HZ __kconfig __weak;
 u32 kernel_hz;
 
-struct task_ctx {
-	s32 boost;		/* BMQ boost_prio, [-12, +12] */
-	u32 enq_level;		/* level at the last enqueue, SORYU_LVL_NONE if none */
-	u64 used_ns;		/* runtime charged against the current slice */
-	u64 exec_base;		/* se.sum_exec_runtime when last charged */
-	u64 last_ran;		/* when the task last stopped running */
-	u64 wake_at;		/* when it woke, 0 once its wait was recorded */
-	u32 wake_class;		/* SORYU_CLASS_* it woke in */
-	bool granted;		/* holds an unfinished starvation grant */
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct task_ctx);
+	__type(value, struct soryu_task_ctx);
 } task_ctxs SEC(".maps");
 
 /* Per-CPU state: the level this CPU is running, which other CPUs read. */
@@ -118,7 +118,7 @@ struct {
 	__type(value, struct repair_timer);
 } repair_timers SEC(".maps");
 
-static struct task_ctx *lookup_task_ctx(const struct task_struct *p)
+static struct soryu_task_ctx *lookup_task_ctx(const struct task_struct *p)
 {
 	return bpf_task_storage_get(&task_ctxs, (struct task_struct *)p, 0, 0);
 }
@@ -146,14 +146,14 @@ static bool is_pcpu_kthread(const struct task_struct *p)
 	return (p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1;
 }
 
-static u32 task_level(const struct task_struct *p, const struct task_ctx *tctx)
+static u32 task_level(const struct task_struct *p, const struct soryu_task_ctx *tctx)
 {
 	return soryu_level(p->policy, is_pcpu_kthread(p),
 			   (int)p->static_prio - 120, tctx->boost);
 }
 
 /* What is left of the task's slice; a used-up slice was refilled in charge(). */
-static u64 slice_left(const struct task_ctx *tctx)
+static u64 slice_left(const struct soryu_task_ctx *tctx)
 {
 	return tctx->used_ns < slice_ns ? slice_ns - tctx->used_ns : slice_ns;
 }
@@ -165,7 +165,7 @@ static u64 slice_left(const struct task_ctx *tctx)
  * with the kernel even when a preemption kick zeroed p->scx.slice early:
  * such a task keeps the rest of its slice and is not deboosted.
  */
-static void charge(struct task_struct *p, struct task_ctx *tctx)
+static void charge(struct task_struct *p, struct soryu_task_ctx *tctx)
 {
 	u64 exec = p->se.sum_exec_runtime;
 	u64 ran = exec - tctx->exec_base;
@@ -372,7 +372,7 @@ static void try_preempt(struct task_struct *p, u32 lvl, struct soryu_stats *st)
 
 s32 BPF_STRUCT_OPS(soryu_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
-	struct task_ctx *tctx;
+	struct soryu_task_ctx *tctx;
 	bool is_idle = false;
 	s32 cpu;
 
@@ -389,12 +389,12 @@ s32 BPF_STRUCT_OPS(soryu_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wa
 }
 
 /*
- * A task became runnable. On a wakeup: apply --boost-on-wake and stamp the
- * wake time for the wake-to-run histogram.
+ * A task became runnable. On a wakeup: stamp the wake time and class for the
+ * wake-to-run histogram, then apply --boost-on-wake.
  */
 void BPF_STRUCT_OPS(soryu_runnable, struct task_struct *p, u64 enq_flags)
 {
-	struct task_ctx *tctx;
+	struct soryu_task_ctx *tctx;
 	u64 now;
 
 	if (!(enq_flags & SCX_ENQ_WAKEUP) || !(hist_on || boost_on_wake) ||
@@ -402,13 +402,18 @@ void BPF_STRUCT_OPS(soryu_runnable, struct task_struct *p, u64 enq_flags)
 		return;
 
 	now = scx_bpf_now();
+	/*
+	 * The class is taken before --boost-on-wake moves the boost, so that
+	 * the knob on and off sort the same wakeups into the same classes and
+	 * an on/off comparison compares like with like.
+	 */
+	if (hist_on) {
+		tctx->wake_at = now;
+		tctx->wake_class = tctx->boost < 0 ? SORYU_CLASS_INTERACTIVE : SORYU_CLASS_OTHER;
+	}
 	if (boost_on_wake && tctx->last_ran)
 		tctx->boost = soryu_boost_on_wake(tctx->boost, p->policy,
 						  now - tctx->last_ran);
-	if (!hist_on)
-		return;
-	tctx->wake_at = now;
-	tctx->wake_class = tctx->boost < 0 ? SORYU_CLASS_INTERACTIVE : SORYU_CLASS_OTHER;
 }
 
 /*
@@ -428,13 +433,34 @@ static void keep_grant(u32 lvl, u64 *enq_flags)
 		WRITE_ONCE(*ls, scx_bpf_now() - starve_ns - 1);
 }
 
+/* --inject-stall: is @p one of the tasks to strand? */
+static bool stall_injected(const struct task_struct *p)
+{
+	u32 i;
+
+	if (!stall_comm[0])
+		return false;
+	bpf_for(i, 0, sizeof(stall_comm)) {
+		char c = stall_comm[i & (sizeof(stall_comm) - 1)];
+
+		if (c != p->comm[i & (sizeof(p->comm) - 1)])
+			return false;
+		if (!c)
+			break;
+	}
+	return true;
+}
+
 void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct soryu_stats *st = this_stats();
-	struct task_ctx *tctx;
+	struct soryu_task_ctx *tctx;
 	u64 slice, vt, floor;
 	bool ok;
 	u32 lvl, b;
+
+	if (stall_injected(p))
+		return;	/* stranded on purpose: the watchdog must notice */
 
 	if (!(tctx = lookup_task_ctx(p))) {
 		scx_bpf_error("soryu: no task context for %s[%d]", p->comm, p->pid);
@@ -478,7 +504,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 {
 	struct soryu_stats *st = this_stats();
-	struct task_ctx *pctx = NULL;
+	struct soryu_task_ctx *pctx = NULL;
 	struct cpu_ctx *cctx;
 	u32 limit = SORYU_NR_LEVELS, zero = 0, lvl = SORYU_LVL_NONE;
 	u64 now = scx_bpf_now(), probes_before, probes;
@@ -543,7 +569,7 @@ static void note_wait(struct soryu_stats *st, u32 class, u64 wait)
 void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 {
 	struct soryu_stats *st = this_stats();
-	struct task_ctx *tctx;
+	struct soryu_task_ctx *tctx;
 	struct cpu_ctx *cctx;
 	u32 zero = 0, lvl, class, b;
 	u64 now, wait;
@@ -596,7 +622,7 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 
 void BPF_STRUCT_OPS(soryu_stopping, struct task_struct *p, bool runnable)
 {
-	struct task_ctx *tctx;
+	struct soryu_task_ctx *tctx;
 
 	if (!(tctx = lookup_task_ctx(p)))
 		return;
@@ -607,7 +633,7 @@ void BPF_STRUCT_OPS(soryu_stopping, struct task_struct *p, bool runnable)
 /* The task left the runqueue; only a sleep is a voluntary block. */
 void BPF_STRUCT_OPS(soryu_quiescent, struct task_struct *p, u64 deq_flags)
 {
-	struct task_ctx *tctx;
+	struct soryu_task_ctx *tctx;
 
 	if ((deq_flags & SCX_DEQ_SLEEP) && (tctx = lookup_task_ctx(p))) {
 		tctx->boost = soryu_boost_after_sleep(tctx->boost, p->policy);
@@ -618,7 +644,7 @@ void BPF_STRUCT_OPS(soryu_quiescent, struct task_struct *p, u64 deq_flags)
 /* sched_yield(): BMQ sends the task to its worst boost on a fresh slice. */
 bool BPF_STRUCT_OPS(soryu_yield, struct task_struct *from, struct task_struct *to)
 {
-	struct task_ctx *tctx;
+	struct soryu_task_ctx *tctx;
 
 	if (!to && (tctx = lookup_task_ctx(from))) {
 		tctx->boost = soryu_boost_after_yield(tctx->boost, from->policy);
@@ -632,7 +658,7 @@ bool BPF_STRUCT_OPS(soryu_yield, struct task_struct *from, struct task_struct *t
 
 s32 BPF_STRUCT_OPS(soryu_init_task, struct task_struct *p, struct scx_init_task_args *args)
 {
-	struct task_ctx *tctx, *parent;
+	struct soryu_task_ctx *tctx, *parent;
 
 	tctx = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!tctx)
@@ -695,6 +721,11 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(soryu_init)
 
 	kernel_hz = CONFIG_HZ;
 	loaded_at = now;
+	if (inject_verifier_reject) {
+		struct cpu_ctx *cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero);
+
+		cctx->level = 0;	/* no NULL check: the verifier must refuse */
+	}
 	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
 		u64 *ls = MEMBER_VPTR(last_served, [lvl]);
 

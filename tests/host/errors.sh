@@ -47,6 +47,22 @@ refuses "monitor with --stats" "cannot be combined" "$bin" --monitor 1 --stats 1
 refuses "json with reports off" "report-sec 0 turns reports off" "$bin" --report-json x.jsonl --report-sec 0
 refuses "json path in a missing directory" "directory /nonexistent/dir does not exist" \
   "$bin" --report-json /nonexistent/dir/r.jsonl
+# Every numeric flag with a wrong type, a negative and a huge value.
+huge=18446744073709551615
+for flag in --slice-us --starve-ms --report-sec --exit-dump-len --inject-error-ms; do
+  refuses "$flag not a number" "invalid value 'x'" "$bin" "$flag" x
+  refuses "$flag negative" "invalid value '-1'" "$bin" "$flag=-1"
+  refuses "$flag huge" "invalid value '1${huge}'|above|must be" "$bin" "$flag" "1$huge"
+  refuses "$flag u64 max" "invalid value '$huge'|above|must be|longer than the slice" "$bin" "$flag" "$huge"
+done
+for flag in --stats --monitor; do
+  refuses "$flag not a number" "invalid value 'x'" "$bin" "$flag" x
+  refuses "$flag negative" "positive number of seconds" "$bin" "$flag=-1"
+  refuses "$flag huge" "above 86400 seconds" "$bin" "$flag" 1e30
+  refuses "$flag infinite" "positive number of seconds" "$bin" "$flag" inf
+done
+refuses "--report-sec above a day" "above 86400 seconds" "$bin" --report-sec 86401
+
 if [ "$(id -u)" = 0 ]; then
   if [ ! -d /sys/kernel/sched_ext ]; then
     refuses "kernel without sched_ext" "CONFIG_SCHED_CLASS_EXT" "$bin"

@@ -59,10 +59,7 @@ rc=0
 wait "$LOAD_PID" || rc=$?
 LOAD_PID=
 [ "$rc" = 0 ] || fail "stress-ng exited $rc ($(basename "$stress_log"))"
-for s in cpu fork affinity; do
-  ops=$(awk -v s="$s" '$3 == s { print $4; exit }' "$stress_log")
-  [ "${ops:-0}" -gt 0 ] 2>/dev/null || fail "stressor $s made no progress (bogo ops '${ops:-none}')"
-done
+for s in cpu fork affinity; do stress_ran "$stress_log" "$s"; done
 [ "$done_cycles" = "$cycles" ] || fail "only $done_cycles of $cycles cycles completed"
 echo "cycles: $done_cycles attach/detach cycles in ${elapsed}s ($(awk -v e="$elapsed" -v n="$done_cycles" 'BEGIN { if (n) printf "%.1f", e / n; else print "-" }') s each)"
 

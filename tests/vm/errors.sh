@@ -11,7 +11,12 @@
 #               soryu starts and stops cleanly afterwards;
 #   bpferror    a BPF-side error exit (fault injected with the hidden
 #               --inject-error-ms): the daemon prints the kernel's reason and
-#               exits non-zero (so systemd's Restart=on-failure restarts it).
+#               exits non-zero (so systemd's Restart=on-failure restarts it);
+#   verifier    a program the verifier refuses: its reason shown, nothing
+#               attached;
+#   stall       a task stranded on purpose: the kernel's watchdog ejects
+#               soryu with a runnable-task stall, the daemon prints it and
+#               exits non-zero, and the task runs again afterwards.
 #
 #   vm/run.sh tests/vm/errors.sh
 set -euo pipefail
@@ -103,6 +108,56 @@ if sched_start --report-sec 1 --inject-error-ms 3000 && sched_wait_enabled; then
   fi
   sched_wait_disabled
   dmesg | grep -q 'error injected by --inject-error-ms' || fail "kernel log does not show the injected error"
+fi
+case_end
+
+case_begin verifier
+# A program the verifier refuses (hidden --inject-verifier-reject): one
+# clear error, the verifier's last lines shown without -v, nothing attached.
+run_refused "verifier rejection" "BPF scheduler failed to load" --report-sec 2 --inject-verifier-reject
+grep -qE 'invalid mem access|R[0-9]+ .*(null|NULL)' "$SORYU_OUT/$CASE.refused.log" ||
+  fail "the verifier's reason is not shown: $(tail -n5 "$SORYU_OUT/$CASE.refused.log" | tr '\n' '|')"
+dmesg_check
+case_end
+
+case_begin stall
+# The watchdog path: tasks named soryu-stall are never queued (hidden
+# --inject-stall), so the kernel must eject soryu with a runnable-task
+# stall (timeout 10 s), and the daemon must print the reason and exit
+# non-zero. stress-ng keeps both CPUs busy so the staller's slice ends and
+# it goes through ops.enqueue.
+if sched_start --report-sec 1 --inject-stall soryu-stall && sched_wait_enabled; then
+  load_start 60
+  python3 -c 'import ctypes, time
+ctypes.CDLL(None).prctl(15, b"soryu-stall")
+end = time.monotonic() + 90
+while time.monotonic() < end: pass' &
+  staller=$!
+  t=0
+  while kill -0 "$SCHED_PID" 2>/dev/null && [ "$t" -lt 60 ]; do sleep 1; t=$((t + 1)); done
+  if kill -0 "$SCHED_PID" 2>/dev/null; then
+    fail "scx_soryu still running 60 s after a task was stranded (no watchdog ejection)"
+  else
+    rc=0
+    wait "$SCHED_PID" || rc=$?
+    SCHED_PID=
+    [ "$rc" != 0 ] || fail "exit status 0 after a watchdog ejection (systemd would not restart it)"
+    grep -q 'runnable task stall' "$SORYU_OUT/$CASE.sched.log" ||
+      fail "the daemon does not print the kernel's stall reason: $(tail -n3 "$SORYU_OUT/$CASE.sched.log" | tr '\n' '|')"
+    grep -q 'soryu-stall' "$SORYU_OUT/$CASE.sched.log" ||
+      fail "the daemon's output does not name the stalled task"
+    trace "ejected after ${t}s, exit $rc"
+  fi
+  sched_wait_disabled
+  case_kmsg | grep -q 'runnable task stall' || fail "kernel log shows no runnable task stall"
+  # Back on the default scheduler, the stranded task runs again.
+  c0=$(awk '{ print $1 }' "/proc/$staller/schedstat" 2>/dev/null || echo 0)
+  sleep 2
+  c1=$(awk '{ print $1 }' "/proc/$staller/schedstat" 2>/dev/null || echo 0)
+  [ "$c1" -gt "$c0" ] || fail "the stranded task did not run after the ejection"
+  kill "$staller" 2>/dev/null || true
+  wait "$staller" 2>/dev/null || true
+  load_stop
 fi
 case_end
 

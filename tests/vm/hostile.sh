@@ -43,13 +43,7 @@ work_stop() {
   WORK_PIDS=()
 }
 
-# stress-ng's --metrics-brief table: bogo ops of STRESSOR, which must be > 0.
-ran() { # ran LOGNAME STRESSOR
-  local ops
-  ops=$(awk -v s="$2" '$3 == s || $4 == s { for (i = 1; i <= NF; i++) if ($i == s) { print $(i + 1); exit } }' \
-    "$SORYU_OUT/$CASE.$1.log")
-  [ "${ops:-0}" -gt 0 ] 2>/dev/null || fail "stressor $2 made no progress (bogo ops '${ops:-none}', $CASE.$1.log)"
-}
+ran() { stress_ran "$SORYU_OUT/$CASE.$1.log" "$2"; } # ran LOGNAME STRESSOR
 
 # For SECS seconds: soryu enabled (or, with RESTART_OK, back within 10 s),
 # the daemon alive, and a probe command answering. Also runs STEP (a

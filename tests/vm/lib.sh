@@ -47,6 +47,7 @@ CASE_FAILS=()
 SCHED_PID=
 SCHED_ARGS=()
 LOAD_PID=
+LOAD_ARGS=()
 KMSG_MARK=
 
 now() { date +%s; }
@@ -138,18 +139,39 @@ load_start() {
   local secs=$1 n=${SORYU_LOAD_N:-2}
   local args=(--aggressive -M -c "$n" -f "$n" --affinity 1 --affinity-delay 1 --affinity-pin
     --temp-path "$SORYU_OUT" --timeout "$((secs + 60))s")
+  LOAD_ARGS=("${args[@]}")
   trace "load: stress-ng ${args[*]}"
   stress-ng "${args[@]}" >"$SORYU_OUT/$CASE.stress.log" 2>&1 &
   LOAD_PID=$!
 }
 
+# Stops the load with SIGINT (stress-ng then still prints its metrics and
+# exits 0); any other exit status fails the case, and so does a stressor
+# of the CI load that made no progress.
 load_stop() {
   [ -n "$LOAD_PID" ] || return 0
-  kill -TERM "$LOAD_PID" 2>/dev/null || true
-  local rc=0
+  kill -INT "$LOAD_PID" 2>/dev/null || true
+  local rc=0 s
   wait "$LOAD_PID" || rc=$?
   trace "load stopped (stress-ng status $rc)"
   LOAD_PID=
+  [ "$rc" = 0 ] || fail "the load (stress-ng) exited $rc ($CASE.stress.log)"
+  if grep -q -- '--affinity-pin' <<<"${LOAD_ARGS[*]:-}"; then
+    for s in cpu fork affinity; do stress_ran "$SORYU_OUT/$CASE.stress.log" "$s"; done
+  fi
+}
+
+# stress_ops LOG STRESSOR: bogo ops of STRESSOR in a stress-ng
+# --metrics-brief log ("stress-ng: metrc: [PID] NAME OPS ..."), or nothing.
+stress_ops() {
+  awk -v s="$2" '{ for (i = 3; i < NF; i++) if ($i == s && $(i - 1) ~ /^\[[0-9]+\]$/) { print $(i + 1); exit } }' "$1"
+}
+
+# stress_ran LOG STRESSOR: fails the case unless STRESSOR made progress.
+stress_ran() {
+  local ops
+  ops=$(stress_ops "$1" "$2")
+  [ "${ops:-0}" -gt 0 ] 2>/dev/null || fail "stressor $2 made no progress (bogo ops '${ops:-none}', $(basename "$1"))"
 }
 
 # watch_running SECS: for SECS seconds, every 2 s, sched_ext must be enabled

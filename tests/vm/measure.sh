@@ -11,6 +11,10 @@
 #   - `scx_soryu --monitor`, a second process, reads the running instance
 #     over scx_stats and prints its figures;
 #   - BPF callback costs appear when kernel.bpf_stats_enabled is on;
+#   - what the daemon does not make true by construction: intervals last
+#     --report-sec, dispatches per interval fall once the load stops (per
+#     interval, not running totals), the interactive class is not empty,
+#     and every stressor made progress;
 #   - the usual: enabled while running, exit 0, disabled after, clean dmesg.
 set -euo pipefail
 
@@ -22,7 +26,7 @@ secs=${SORYU_MEASURE_SECS:-20}
 case_begin measure
 sysctl -qw kernel.bpf_stats_enabled=1
 if sched_start --report-sec 2 && sched_wait_enabled; then
-  stress-ng --cpu "$(nproc)" --pipe 2 --futex 2 --timeout "$((secs + 30))s" \
+  stress-ng --cpu "$(nproc)" --pipe 2 --futex 2 --timeout "$((secs + 30))s" --metrics-brief \
     --temp-path "$SORYU_OUT" >"$SORYU_OUT/$CASE.stress.log" 2>&1 &
   LOAD_PID=$!
   sleep 4
@@ -34,8 +38,11 @@ if sched_start --report-sec 2 && sched_wait_enabled; then
   grep -q 'wake->run interactive' "$SORYU_OUT/$CASE.monitor.log" ||
     fail "--monitor output lacks the wake->run lines"
   watch_running $((secs - 12))
-  sched_stop
   load_stop
+  # Idle for three more intervals: per-interval figures must fall back,
+  # where totals since start would not.
+  sleep 7
+  sched_stop
   sched_wait_disabled
 fi
 sysctl -qw kernel.bpf_stats_enabled=0
@@ -46,6 +53,26 @@ if [ -s "$SORYU_OUT/$CASE.jsonl" ]; then
   fi
   jq -e 'select(.type == "interval") | .bpf_cost.soryu_enqueue.calls > 0' "$SORYU_OUT/$CASE.jsonl" >/dev/null ||
     fail "no bpf_cost figures although kernel.bpf_stats_enabled was 1"
+  # Not true by construction: each record covers its own interval.
+  jq -s -r 'map(select(.type == "interval")) | "\(length) \(map(.duration_s) | min) \(map(.duration_s) | max)"' \
+    "$SORYU_OUT/$CASE.jsonl" | {
+    read -r n dmin dmax
+    awk -v a="$dmin" -v b="$dmax" 'BEGIN { exit !(a >= 1.5 && b <= 3.0) }' ||
+      echo "interval lengths $dmin..$dmax s, --report-sec 2 asks for 2 s" >>"$SORYU_OUT/$CASE.problems"
+    echo "$n intervals, $dmin..$dmax s" >>"$SORYU_OUT/$CASE.trace"
+  }
+  # Loaded intervals (all but the last four) against the idle ones at the
+  # end (the last three full ones): dispatches per interval must drop, as
+  # per-interval figures do and running totals cannot.
+  busy=$(jq -s 'map(select(.type == "interval")) | .[1:-4] | map(.dispatch) | sort | .[length / 2 | floor] // 0' "$SORYU_OUT/$CASE.jsonl")
+  idle=$(jq -s 'map(select(.type == "interval")) | .[-3:] | map(.dispatch) | max // 0' "$SORYU_OUT/$CASE.jsonl")
+  awk -v b="$busy" -v i="$idle" 'BEGIN { exit !(b > 0 && i < 0.2 * b) }' ||
+    fail "dispatches per interval: median $busy under load, up to $idle idle afterwards: not per-interval figures?"
+  ints=$(jq -s 'map(select(.type == "interval") | .int_count) | add // 0' "$SORYU_OUT/$CASE.jsonl")
+  [ "$ints" -gt 0 ] || fail "the interactive class is empty although pipe and futex wakers ran"
+  [ ! -s "$SORYU_OUT/$CASE.problems" ] || fail "$(cat "$SORYU_OUT/$CASE.problems")"
+  # stress-ng ran every stressor
+  for st in cpu pipe futex; do stress_ran "$SORYU_OUT/$CASE.stress.log" "$st"; done
 fi
 grep -q 'bpf ns/call' "$SORYU_OUT/$CASE.sched.log" || fail "the text report has no 'bpf ns/call' line"
 dmesg_check

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Workloads for the policy VM test, each measuring itself with its own
+clock (never with the scheduler's figures).
+
+    policy_probe.py waker PERIOD_MS SECS NICE
+        Sleeps PERIOD_MS at a time for SECS at NICE, running ~50 us per
+        wakeup. Prints one JSON line: wakeups, and the oversleep (time from
+        the timer's expiry to running again) at p50, p95 and max, in ms.
+
+    policy_probe.py boost KIND PIDFILE
+        Writes the pid to inspect into PIDFILE, puts the task into a known
+        boost state within ~2 s, then sleeps (blocked, so the state holds)
+        for 60 s:
+          sleeper  many short sleeps             (boost at its floor)
+          hog      spins                          (boost at its ceiling)
+          yield    short sleeps, sched_yield(), then the long sleep
+          child    spins, then forks: the child's pid, the child sleeps
+          wake     spins, sleeps 100 ms, runs briefly, then the long sleep
+        The hog spins for good.
+"""
+import json
+import os
+import sys
+import time
+
+clock = time.monotonic
+
+
+def spin(secs):
+    end = clock() + secs
+    while clock() < end:
+        pass
+
+
+def waker(period_ms, secs, nice):
+    os.setpriority(os.PRIO_PROCESS, 0, nice)
+    period = period_ms / 1000.0
+    late = []
+    end = clock() + secs
+    while clock() < end:
+        t = clock()
+        time.sleep(period)
+        late.append(clock() - t - period)
+        spin(0.00005)
+    late.sort()
+    n = len(late)
+
+    def q(f):
+        return round(late[min(n - 1, int(f * n))] * 1000, 3) if n else None
+
+    print(json.dumps({"wakeups": n, "p50_ms": q(0.5), "p95_ms": q(0.95), "max_ms": q(1.0)}))
+
+
+def short_sleeps(n):
+    for _ in range(n):
+        spin(0.00005)
+        time.sleep(0.002)
+
+
+def publish(path, pid):
+    with open(path + ".tmp", "w") as f:
+        f.write(f"{pid}\n")
+    os.rename(path + ".tmp", path)
+
+
+def boost(kind, pidfile):
+    # The pid goes out first: writing the file may block, and a block is a
+    # sleep, which would move the boost after the sequence below.
+    if kind != "child":
+        publish(pidfile, os.getpid())
+    if kind == "sleeper":
+        short_sleeps(200)
+    elif kind == "hog":
+        while True:
+            pass
+    elif kind == "yield":
+        short_sleeps(200)
+        os.sched_yield()
+    elif kind == "child":
+        spin(1.0)
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        publish(pidfile, pid)
+        os.waitpid(pid, 0)
+        return
+    elif kind == "wake":
+        spin(1.0)
+        time.sleep(0.1)
+        spin(0.0002)
+    else:
+        sys.exit(f"unknown kind {kind}")
+    time.sleep(60)
+
+
+def main():
+    if sys.argv[1] == "waker":
+        waker(float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]))
+    elif sys.argv[1] == "boost":
+        boost(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
