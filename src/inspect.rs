@@ -71,9 +71,18 @@ fn proc_stat(pid: i32) -> Result<(String, i32, i32, bool)> {
     let comm = text[open + 1..close].to_string();
     let f: Vec<&str> = text[close + 1..].split_whitespace().collect();
     // after ')': state(0) ... nice is field 19 of stat, policy field 41
-    let nice = f.get(16).and_then(|v| v.parse().ok()).context("no nice in /proc stat")?;
-    let pol = f.get(38).and_then(|v| v.parse().ok()).context("no policy in /proc stat")?;
-    let flags: u64 = f.get(6).and_then(|v| v.parse().ok()).context("no flags in /proc stat")?;
+    let nice = f
+        .get(16)
+        .and_then(|v| v.parse().ok())
+        .context("no nice in /proc stat")?;
+    let pol = f
+        .get(38)
+        .and_then(|v| v.parse().ok())
+        .context("no policy in /proc stat")?;
+    let flags: u64 = f
+        .get(6)
+        .and_then(|v| v.parse().ok())
+        .context("no flags in /proc stat")?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let one_cpu = status
         .lines()
@@ -95,7 +104,11 @@ fn lookup(map: &MapHandle, pid: i32) -> Result<soryu_task_ctx> {
         .with_context(|| format!("cannot look task {pid} up in the soryu task map"))?
         .with_context(|| format!("task {pid} has no soryu state (not a SCHED_EXT task yet?)"))?;
     if bytes.len() != size_of::<soryu_task_ctx>() {
-        bail!("task map value is {} bytes, expected {}", bytes.len(), size_of::<soryu_task_ctx>());
+        bail!(
+            "task map value is {} bytes, expected {}",
+            bytes.len(),
+            size_of::<soryu_task_ctx>()
+        );
     }
     // SAFETY: the size matches and soryu_task_ctx is plain integers.
     Ok(unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const soryu_task_ctx) })
@@ -120,7 +133,10 @@ pub fn run(args: &InspectArgs) -> Result<()> {
     crate::scheduler::require_running_soryu()?;
     let map = task_map()?;
     if !args.json {
-        println!("{:>7} {:<16} {:>6} {:>4} {:>5} {:>5} {:>10} granted", "pid", "comm", "policy", "nice", "boost", "level", "used_us");
+        println!(
+            "{:>7} {:<16} {:>6} {:>4} {:>5} {:>5} {:>10} granted",
+            "pid", "comm", "policy", "nice", "boost", "level", "used_us"
+        );
     }
     let mut failed = 0;
     for &pid in &args.pids {
@@ -144,7 +160,10 @@ pub fn run(args: &InspectArgs) -> Result<()> {
         }
     }
     if failed > 0 {
-        bail!("{failed} of {} tasks could not be inspected", args.pids.len());
+        bail!(
+            "{failed} of {} tasks could not be inspected",
+            args.pids.len()
+        );
     }
     Ok(())
 }
