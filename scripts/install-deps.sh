@@ -8,7 +8,7 @@
 #           virtme-ng (PyPI), a trixie-backports kernel (see vm/kernel.sh)
 #   load:   stress-ng, rt-tests (cyclictest, hackbench)
 #   tests:  systemd (systemd-analyze), make (install), python3 (harness), jq,
-#           bpftool (reads the loaded program back)
+#           bpftool (reads the loaded program back), dpkg-dev (make deb)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -95,7 +95,7 @@ need=()
 # a busybox. file: virtme-ng reads the kernel version off the image with it.
 for p in clang-19 llvm-19 libelf-dev zlib1g-dev libzstd-dev pkg-config \
          kmod cpio busybox-static file stress-ng rt-tests make \
-         systemd jq python3-pip bpftool; do
+         systemd jq python3-pip bpftool dpkg-dev; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
