@@ -16,8 +16,45 @@ fn default_bpf_clang() {
     }
 }
 
+/// The tree the binary is built from, for --version and the --report-json
+/// headers: SORYU_GIT = "g<commit>", with "-dirty" when the sources differ
+/// from that commit. Nothing outside a git checkout (a source tarball).
+fn git_version() {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let sources = ["src", "build.rs", "Cargo.toml", "Cargo.lock"];
+    for p in sources {
+        if std::path::Path::new(p).exists() {
+            println!("cargo:rerun-if-changed={p}");
+        }
+    }
+    let Some(sha) = git(&["rev-parse", "--short=12", "HEAD"]) else {
+        return;
+    };
+    if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
+        for f in ["HEAD", "index", "logs/HEAD"] {
+            let p = std::path::Path::new(&dir).join(f);
+            if p.exists() {
+                println!("cargo:rerun-if-changed={}", p.display());
+            }
+        }
+    }
+    let mut status = vec!["status", "--porcelain", "--"];
+    status.extend(sources);
+    let dirty = git(&status).is_some_and(|s| !s.is_empty());
+    let suffix = if dirty { "-dirty" } else { "" };
+    println!("cargo:rustc-env=SORYU_GIT=g{sha}{suffix}");
+}
+
 fn main() {
     default_bpf_clang();
+    git_version();
     scx_cargo::BpfBuilder::new()
         .expect("scx_cargo: cannot set up the BPF build (is BPF_CLANG=clang-19 installed?)")
         .enable_intf("src/bpf/intf.h", "bpf_intf.rs")

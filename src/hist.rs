@@ -44,18 +44,19 @@ pub fn max_bucket(counts: &[u64]) -> Option<usize> {
     counts.iter().rposition(|&c| c > 0)
 }
 
-/// Mean of a histogram whose bucket index is the value itself.
-pub fn index_mean(counts: &[u64]) -> f64 {
+/// Mean of a histogram whose bucket index is the value itself; None when
+/// the histogram is empty.
+pub fn index_mean(counts: &[u64]) -> Option<f64> {
     let total: u64 = counts.iter().sum();
     if total == 0 {
-        return 0.0;
+        return None;
     }
     let sum: f64 = counts
         .iter()
         .enumerate()
         .map(|(i, &c)| i as f64 * c as f64)
         .sum();
-    sum / total as f64
+    Some(sum / total as f64)
 }
 
 /// Latency percentile in ns (lower bound of its bucket).
@@ -63,11 +64,12 @@ pub fn lat_quantile_ns(counts: &[u64], q: f64) -> Option<u64> {
     quantile_bucket(counts, q).map(policy::lat_bucket_lower)
 }
 
-/// Percentage of waits at or above `ns`, which must be a bucket edge.
-pub fn lat_pct_at_or_above(counts: &[u64], ns: u64) -> f64 {
+/// Percentage of waits at or above `ns`, which must be a bucket edge; None
+/// when the histogram is empty (no share of nothing).
+pub fn lat_pct_at_or_above(counts: &[u64], ns: u64) -> Option<f64> {
     let total: u64 = counts.iter().sum();
     if total == 0 {
-        return 0.0;
+        return None;
     }
     let first = policy::lat_bucket(ns);
     debug_assert_eq!(
@@ -76,7 +78,7 @@ pub fn lat_pct_at_or_above(counts: &[u64], ns: u64) -> f64 {
         "{ns} is not a bucket edge"
     );
     let above: u64 = counts[first.min(counts.len())..].iter().sum();
-    100.0 * above as f64 / total as f64
+    Some(100.0 * above as f64 / total as f64)
 }
 
 #[cfg(test)]
@@ -97,8 +99,8 @@ mod tests {
         let h = vec![0u64; NR as usize];
         assert_eq!(lat_quantile_ns(&h, 0.5), None);
         assert_eq!(max_bucket(&h), None);
-        assert_eq!(lat_pct_at_or_above(&h, 1 << 20), 0.0);
-        assert_eq!(index_mean(&[0, 0, 0]), 0.0);
+        assert_eq!(lat_pct_at_or_above(&h, 1 << 20), None);
+        assert_eq!(index_mean(&[0, 0, 0]), None);
     }
 
     #[test]
@@ -109,7 +111,7 @@ mod tests {
         for q in [0.5, 0.99, 0.999] {
             assert_eq!(lat_quantile_ns(&h, q), Some(lo));
         }
-        assert_eq!(lat_pct_at_or_above(&h, 1 << 20), 0.0);
+        assert_eq!(lat_pct_at_or_above(&h, 1 << 20), Some(0.0));
     }
 
     #[test]
@@ -121,12 +123,13 @@ mod tests {
         assert_eq!(lat_quantile_ns(&h, 0.991), Some(1 << 20)); // rank 991
         assert_eq!(lat_quantile_ns(&h, 0.999), Some(1 << 20)); // rank 999
         assert_eq!(lat_quantile_ns(&h, 1.0), Some(1 << 24));
-        assert!((lat_pct_at_or_above(&h, 1 << 20) - 1.0).abs() < 1e-9);
-        assert!((lat_pct_at_or_above(&h, 1 << 22) - 0.1).abs() < 1e-9);
-        assert!((lat_pct_at_or_above(&h, 1 << 24) - 0.1).abs() < 1e-9);
+        let pct = |edge| lat_pct_at_or_above(&h, edge).unwrap();
+        assert!((pct(1 << 20) - 1.0).abs() < 1e-9);
+        assert!((pct(1 << 22) - 0.1).abs() < 1e-9);
+        assert!((pct(1 << 24) - 0.1).abs() < 1e-9);
         // one ns below an edge is the bucket below
         let h = hist_with(&[((1 << 20) - 1, 1)]);
-        assert_eq!(lat_pct_at_or_above(&h, 1 << 20), 0.0);
+        assert_eq!(lat_pct_at_or_above(&h, 1 << 20), Some(0.0));
     }
 
     #[test]
@@ -143,7 +146,7 @@ mod tests {
         h[1] = 10;
         h[3] = 5;
         h[40] = 1;
-        assert!((index_mean(&h) - 65.0 / 16.0).abs() < 1e-12);
+        assert!((index_mean(&h).unwrap() - 65.0 / 16.0).abs() < 1e-12);
         assert_eq!(quantile_bucket(&h, 0.5), Some(1));
         assert_eq!(quantile_bucket(&h, 0.99), Some(40));
         assert_eq!(max_bucket(&h), Some(40));

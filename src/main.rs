@@ -13,6 +13,7 @@ mod hist;
 mod inspect;
 mod plot;
 mod policy;
+mod record;
 mod report;
 mod scheduler;
 mod stats;
@@ -67,10 +68,25 @@ fn run(opts: &Opts) -> Result<()> {
     }
 }
 
+/// What to do when a write meets a closed pipe (`scx_soryu ... | head`).
+/// The tools, --monitor and everything that loads nothing end quietly on
+/// SIGPIPE, like any filter. The daemon ignores it (Rust's default): its
+/// reports see the write error, say so once, and scheduling goes on.
+fn on_broken_pipe(end_quietly: bool) {
+    let action = if end_quietly {
+        libc::SIG_DFL
+    } else {
+        libc::SIG_IGN
+    };
+    // SAFETY: setting a signal's disposition to a predefined action.
+    unsafe { libc::signal(libc::SIGPIPE, action) };
+}
+
 fn main() -> ExitCode {
+    on_broken_pipe(true);
     let opts = Opts::parse();
     if opts.version {
-        println!("scx_soryu {}", env!("CARGO_PKG_VERSION"));
+        println!("scx_soryu {}", report::version());
         return ExitCode::SUCCESS;
     }
     if let Some(tool) = &opts.tool {
@@ -110,6 +126,7 @@ fn main() -> ExitCode {
         .with_level(level)
         .without_timestamps()
         .init();
+    on_broken_pipe(opts.monitor.is_some());
 
     // One line on stderr, no backtrace, non-zero exit: the error paths are
     // as much the interface as the reports are.

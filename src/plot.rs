@@ -4,7 +4,8 @@
 // top one is the interactive class's wake-to-run wait as a CCDF (fraction
 // of wakeups waiting at least x, both axes logarithmic), summed over every
 // interval after warm-up; the bottom one is int_over_1ms_pct per interval.
-// Files of one configuration are combined into one line per chart.
+// Runs of one configuration (every header of a file starts a run) are
+// combined into one line per chart.
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +14,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::compare::{load, Config, Run};
+use crate::record::{fig, Figure};
 
 #[derive(Debug, Clone, clap::Args)]
 #[command(
@@ -22,9 +24,10 @@ use crate::compare::{load, Config, Run};
         (x = histogram bucket lower bound in us; both axes logarithmic), summed over all \
         intervals after warm-up. Bottom: int_over_1ms_pct (% of interactive wakeups waiting \
         over 1 ms; for benchmark files, ext_wake_over_1ms_pct, the same share measured by \
-        cyclictest) per interval. Files of one configuration (scheduler, knobs, config label) \
-        make one line in each chart; in the bottom chart they follow one another on the x \
-        axis, in the order given."
+        cyclictest) per interval; unknown values (no interactive wakeups) leave a gap. Runs \
+        of one configuration (scheduler, knobs, config label; every header in a file starts \
+        a run) make one line in each chart; in the bottom chart they follow one another on \
+        the x axis, in the order given."
 )]
 pub struct PlotArgs {
     /// --report-json files, of one or more configurations
@@ -35,7 +38,7 @@ pub struct PlotArgs {
     #[arg(short = 'o', long, value_name = "OUT.svg")]
     pub output: PathBuf,
 
-    /// Intervals dropped at the start of every file (the first one includes loading)
+    /// Intervals dropped at the start of every run (the first one includes loading)
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub warmup: usize,
 }
@@ -97,17 +100,17 @@ fn label(c: &Config, all: &[&Config]) -> String {
 fn summed_histogram(s: &Series, warmup: usize) -> Result<Option<(Vec<u64>, Vec<u64>)>> {
     let mut sum: Option<(Vec<u64>, Vec<u64>)> = None;
     for run in &s.runs {
-        let Some(bounds) = &run.lat_bounds_ns else {
+        let Some(bounds) = run.lat_bounds_ns() else {
             continue;
         };
         for counts in run
             .after_warmup(warmup)
             .iter()
-            .filter_map(|iv| iv.lat_interactive.as_ref())
+            .filter_map(|iv| iv.lat_interactive())
         {
-            let (b, total) = sum.get_or_insert_with(|| (bounds.clone(), vec![0; bounds.len()]));
+            let (b, total) = sum.get_or_insert_with(|| (bounds.to_vec(), vec![0; bounds.len()]));
             if b != bounds {
-                bail!("{} has other latency buckets (lat_bucket_lower_ns) than the other files of {}: plot them apart", run.path.display(), s.config.name());
+                bail!("{} has other latency buckets (lat_bucket_lower_ns) than the other runs of {}: plot them apart", run.name(), s.config.name());
             }
             total.iter_mut().zip(counts).for_each(|(t, c)| *t += c);
         }
@@ -133,8 +136,8 @@ fn ccdf_points(bounds_ns: &[u64], counts: &[u64]) -> Vec<(f64, f64)> {
     points
 }
 
-/// int_over_1ms_pct per interval; a series' later files continue the x
-/// axis where the previous one ended.
+/// int_over_1ms_pct per interval; a series' later runs continue the x
+/// axis where the previous one ended. An unknown value is left out.
 fn tail_points(s: &Series, warmup: usize) -> Vec<(f64, f64)> {
     let mut points = Vec::new();
     let mut next_x = 0.0;
@@ -151,11 +154,11 @@ fn tail_points(s: &Series, warmup: usize) -> Vec<(f64, f64)> {
             next_x = x + 1.0;
             // soryu's own figure, else the benchmark's outside measurement
             // of the same thing (bench/guest.py: cyclictest)
-            let tail = iv
-                .figures
-                .get("int_over_1ms_pct")
-                .or_else(|| iv.figures.get("ext_wake_over_1ms_pct"));
-            if let Some(&y) = tail {
+            let tail = match iv.figure(fig::INT_OVER_1MS_PCT) {
+                Figure::Absent => iv.figure(fig::EXT_WAKE_OVER_1MS_PCT),
+                f => f,
+            };
+            if let Figure::Value(y) = tail {
                 points.push((x, y));
             }
         }
@@ -337,11 +340,10 @@ fn draw(path: &Path, ccdf: &[Line], tail: &[Line]) -> Result<()> {
 }
 
 pub fn run(args: &PlotArgs) -> Result<()> {
-    let runs = args
-        .files
-        .iter()
-        .map(|p| load(p))
-        .collect::<Result<Vec<Run>>>()?;
+    let mut runs = Vec::new();
+    for p in &args.files {
+        runs.extend(load(p)?);
+    }
     let series = group(runs);
     let (ccdf, tail, notes) = lines(&series, args.warmup)?;
     if ccdf.is_empty() && tail.is_empty() {
@@ -385,7 +387,9 @@ mod tests {
         for i in first..first + n {
             t += &(interval(i, i as f64, [1, 1, 1, 1]) + "\n");
         }
-        crate::compare::parse_run(Path::new(name), &t).unwrap()
+        crate::compare::read::parse_runs(Path::new(name), &t)
+            .unwrap()
+            .remove(0)
     }
 
     fn temp_dir(name: &str) -> PathBuf {
@@ -422,6 +426,33 @@ mod tests {
         assert_eq!(xs, vec![1.0, 2.0, 3.0, 4.0]);
         let (_, counts) = summed_histogram(&series[0], 1).unwrap().unwrap();
         assert_eq!(counts, vec![4, 4, 4, 4]);
+    }
+
+    // Before: a file with a second header was refused, while the daemon
+    // now appends a run (a header) per start.
+    #[test]
+    fn a_file_of_several_runs_continues_one_line() {
+        let mut t = String::new();
+        for _ in 0..2 {
+            t += &(header("{}") + "\n");
+            for i in 0..3 {
+                t += &(interval(i, 1.0, [1, 1, 1, 1]) + "\n");
+            }
+        }
+        // a run without interactive wakeups in one interval: a gap
+        t += &(header("{}") + "\n");
+        t += &(interval(0, 1.0, [1, 1, 1, 1]) + "\n");
+        t += r#"{"type":"interval","index":1,"int_over_1ms_pct":null,"hist":{"lat_interactive":[0,0,0,0]}}"#;
+        t += "\n";
+        t += &(interval(2, 1.0, [1, 1, 1, 1]) + "\n");
+        let runs = crate::compare::read::parse_runs(Path::new("f"), &t).unwrap();
+        assert_eq!(runs.len(), 3);
+        let series = group(runs);
+        assert_eq!(series.len(), 1);
+        let xs: Vec<f64> = tail_points(&series[0], 1).iter().map(|p| p.0).collect();
+        assert_eq!(xs, vec![1.0, 2.0, 3.0, 4.0, 6.0]);
+        let (_, counts) = summed_histogram(&series[0], 1).unwrap().unwrap();
+        assert_eq!(counts, vec![5, 5, 5, 5]);
     }
 
     #[test]

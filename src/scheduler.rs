@@ -19,7 +19,7 @@ use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_repo
 use crate::bpf_skel::*;
 use crate::cli::Opts;
 use crate::report::{self, Reporter};
-use crate::stats::{Interval, Metrics, Snapshot};
+use crate::stats::{self, ClientView, Metrics, Snapshot, MAX_WAITS};
 
 const SCX_SYSFS: &str = "/sys/kernel/sched_ext";
 
@@ -152,7 +152,7 @@ impl<'a> Scheduler<'a> {
 
         info!(
             "scx_soryu {} attached: slice {} us, starve {} ms, clear_bitmap={} boost_on_wake={} vtime={}",
-            env!("CARGO_PKG_VERSION"),
+            report::version(),
             opts.slice_us,
             opts.starve_ms,
             opts.clear_bitmap,
@@ -168,21 +168,34 @@ impl<'a> Scheduler<'a> {
         })
     }
 
-    fn snapshot(&self) -> Result<Snapshot> {
-        let epoch = self
-            .skel
-            .maps
-            .bss_data
-            .as_ref()
-            .map_or(0, |b| b.stats_epoch);
-        Snapshot::read(&self.skel.maps.stats, epoch)
+    /// Read the stats map, closing the epoch of the per-CPU maxima: they
+    /// go to every consumer's accumulator (stats::MaxWaits).
+    fn snapshot(&mut self) -> Result<Snapshot> {
+        let epoch = self.bump_epoch();
+        let s = Snapshot::read(&self.skel.maps.stats, epoch)?;
+        MAX_WAITS.fold(s.max_wait_ns);
+        Ok(s)
     }
 
-    /// Start a new interval for the per-CPU maxima (see note_wait() in BPF).
-    fn bump_epoch(&mut self) {
-        if let Some(bss) = self.skel.maps.bss_data.as_mut() {
-            bss.stats_epoch = bss.stats_epoch.wrapping_add(1);
+    /// Every loop tick: close the epoch and fold its maxima, so that each
+    /// consumer's longest wait covers its own interval.
+    fn fold_max_waits(&mut self) -> Result<()> {
+        if MAX_WAITS.wanted() {
+            let epoch = self.bump_epoch();
+            MAX_WAITS.fold(stats::read_max_waits(&self.skel.maps.stats, epoch)?);
         }
+        Ok(())
+    }
+
+    /// Start a new epoch for the per-CPU maxima (see note_wait() in BPF);
+    /// returns the one just closed.
+    fn bump_epoch(&mut self) -> u64 {
+        let Some(bss) = self.skel.maps.bss_data.as_mut() else {
+            return 0;
+        };
+        let closed = bss.stats_epoch;
+        bss.stats_epoch = closed.wrapping_add(1);
+        closed
     }
 
     /// Run until SIGINT/SIGTERM or until the kernel ends the scheduler.
@@ -192,25 +205,19 @@ impl<'a> Scheduler<'a> {
         let period = Duration::from_secs(self.opts.report_sec);
         // After a restart the maps are new: the first report covers the
         // time since this instance attached.
-        let mut prev = self.snapshot()?;
+        reporter.start(self.snapshot()?);
 
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             // Answer scx_stats clients; they difference snapshots themselves.
             match req_ch.recv_timeout(Duration::from_millis(100)) {
                 Ok(()) => res_ch.send(self.snapshot()?)?,
-                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Timeout) => self.fold_max_waits()?,
                 Err(e) => return Err(e).context("scx_stats server channel"),
             }
             if self.opts.report_sec == 0 || Instant::now() < reporter.next {
                 continue;
             }
-            let cur = self.snapshot()?;
-            self.bump_epoch();
-            reporter.interval(
-                &Interval::between(&prev, &cur, self.kernel_hz),
-                self.kernel_hz,
-            )?;
-            prev = cur;
+            reporter.interval(self.snapshot()?, self.kernel_hz);
             // Keep the beat; beats missed while restarting are skipped, not
             // caught up with a burst of tiny intervals.
             reporter.next += period;
@@ -235,19 +242,16 @@ impl Drop for Scheduler<'_> {
 }
 
 /// scx_stats: each client connection keeps its own previous snapshot and
-/// gets the figures of the interval since its last request. The longest-wait
-/// figures cover the current --report-sec interval (or the whole run when
-/// reports are off).
+/// longest waits, and gets the figures of the interval since its last
+/// request.
 pub fn server_data(kernel_hz: u32) -> StatsServerData<(), Snapshot> {
     let open: Box<dyn StatsOpener<(), Snapshot>> = Box::new(move |(req_ch, res_ch)| {
+        let maxima = MAX_WAITS.subscribe();
         req_ch.send(())?;
-        let mut prev = res_ch.recv()?;
+        let mut view = ClientView::new(res_ch.recv()?, maxima);
         let read: Box<dyn StatsReader<(), Snapshot>> = Box::new(move |_args, (req_ch, res_ch)| {
             req_ch.send(())?;
-            let cur = res_ch.recv()?;
-            let iv = Interval::between(&prev, &cur, kernel_hz);
-            prev = cur;
-            iv.metrics.to_json()
+            view.next(res_ch.recv()?, kernel_hz).metrics.to_json()
         });
         Ok(read)
     });
@@ -271,7 +275,8 @@ pub fn monitor(intv: Duration, shutdown: Arc<AtomicBool>) -> Result<()> {
         intv,
         || shutdown.load(Ordering::Relaxed),
         |m| {
-            println!("{}", report::format_text(index, &m));
+            // an error (a closed stdout) ends the monitor, not the scheduler
+            report::stdout_line(&report::format_text(index, &m))?;
             index += 1;
             Ok(())
         },

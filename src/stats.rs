@@ -2,9 +2,18 @@
 //
 // Statistics collection: sum the per-CPU `stats` map into a Snapshot, and
 // turn two Snapshots into the figures of the interval between them. Every
-// figure is differenced; nothing reported is cumulative.
+// figure is differenced; nothing reported is cumulative. A figure that the
+// interval cannot define (a percentile of a latency class without wakeups)
+// is NaN in memory and null in JSON: unknown, never 0.
+//
+// Longest waits cannot be differenced: the BPF side keeps a per-CPU maximum
+// per epoch (reset lazily when the daemon bumps `stats_epoch`). The daemon
+// closes an epoch at every loop tick and folds its maxima into one
+// accumulator per consumer (MaxWaits): the periodic report and each
+// scx_stats client, so each one's longest wait covers its own interval.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -28,7 +37,8 @@ pub struct Snapshot {
     pub lat_hist: [Vec<u64>; 2],
     pub boost_hist: Vec<u64>,
     pub level_hist: Vec<u64>,
-    /// Longest wait per class among CPUs whose maxima belong to `epoch`.
+    /// Longest wait per class in the epoch that was read (see
+    /// Snapshot::read): fold it into MAX_WAITS.
     pub max_wait_ns: [u64; 2],
     pub kernel_events: BTreeMap<String, u64>,
     /// (run count, total ns) of each soryu BPF program, when the kernel
@@ -66,39 +76,139 @@ impl Snapshot {
             add(&mut s.lat_hist[1], &c.lat_hist[1]);
             add(&mut s.boost_hist, &c.boost_hist);
             add(&mut s.level_hist, &c.level_hist);
-            if c.max_wait_epoch == epoch {
-                for k in 0..2 {
-                    s.max_wait_ns[k] = s.max_wait_ns[k].max(c.max_wait_ns[k]);
-                }
-            }
         }
+        s.max_wait_ns = max_waits_of(per_cpu, epoch);
         s
     }
 
-    /// Read the `stats` map of a loaded scheduler.
+    /// Read the `stats` map of a loaded scheduler. `epoch` is the epoch of
+    /// the per-CPU maxima to take: the one just closed by bumping
+    /// `stats_epoch` (waits filed after the bump belong to the next one).
     pub fn read(map: &dyn MapCore, epoch: u64) -> Result<Self> {
-        let key = 0u32.to_ne_bytes();
-        let vals = map
-            .lookup_percpu(&key, MapFlags::ANY)
-            .context("reading the per-CPU stats map")?
-            .context("the per-CPU stats map has no entry 0")?;
-        let mut per_cpu = Vec::with_capacity(vals.len());
-        for v in &vals {
-            if v.len() < std::mem::size_of::<soryu_stats>() {
-                bail!(
-                    "per-CPU stats value is {} bytes, expected {}",
-                    v.len(),
-                    std::mem::size_of::<soryu_stats>()
-                );
-            }
-            // SAFETY: the map value is a struct soryu_stats laid out by the
-            // same intf.h these bindings were generated from.
-            per_cpu.push(unsafe { std::ptr::read_unaligned(v.as_ptr() as *const soryu_stats) });
-        }
-        let mut s = Self::from_percpu(&per_cpu, epoch);
+        let mut s = Self::from_percpu(&read_percpu(map)?, epoch);
         s.kernel_events = read_kernel_events();
         s.bpf_progs = read_bpf_prog_stats();
         Ok(s)
+    }
+}
+
+fn read_percpu(map: &dyn MapCore) -> Result<Vec<soryu_stats>> {
+    let key = 0u32.to_ne_bytes();
+    let vals = map
+        .lookup_percpu(&key, MapFlags::ANY)
+        .context("reading the per-CPU stats map")?
+        .context("the per-CPU stats map has no entry 0")?;
+    let mut per_cpu = Vec::with_capacity(vals.len());
+    for v in &vals {
+        if v.len() < std::mem::size_of::<soryu_stats>() {
+            bail!(
+                "per-CPU stats value is {} bytes, expected {}",
+                v.len(),
+                std::mem::size_of::<soryu_stats>()
+            );
+        }
+        // SAFETY: the map value is a struct soryu_stats laid out by the
+        // same intf.h these bindings were generated from.
+        per_cpu.push(unsafe { std::ptr::read_unaligned(v.as_ptr() as *const soryu_stats) });
+    }
+    Ok(per_cpu)
+}
+
+/// Longest wait per class of the (closed) `epoch`, over all CPUs: the cheap
+/// read of every loop tick (no sysfs, no program list).
+pub fn read_max_waits(map: &dyn MapCore, epoch: u64) -> Result<[u64; 2]> {
+    Ok(max_waits_of(&read_percpu(map)?, epoch))
+}
+
+fn max_waits_of(per_cpu: &[soryu_stats], epoch: u64) -> [u64; 2] {
+    let mut m = [0u64; 2];
+    for c in per_cpu.iter().filter(|c| c.max_wait_epoch == epoch) {
+        for k in 0..2 {
+            m[k] = m[k].max(c.max_wait_ns[k]);
+        }
+    }
+    m
+}
+
+/// Longest waits per class, folded in from every closed epoch and kept for
+/// each consumer until it takes them: the periodic report holds one
+/// subscription, each scx_stats client another.
+#[derive(Default)]
+pub struct MaxWaits {
+    subs: Mutex<Vec<Weak<Mutex<[u64; 2]>>>>,
+}
+
+/// One consumer's longest waits since it last took them.
+pub struct MaxWaitSub(Arc<Mutex<[u64; 2]>>);
+
+/// The daemon's: its loop folds into it, reports and clients subscribe.
+pub static MAX_WAITS: MaxWaits = MaxWaits::new();
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl MaxWaits {
+    pub const fn new() -> Self {
+        MaxWaits {
+            subs: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn subscribe(&self) -> MaxWaitSub {
+        let sub = Arc::new(Mutex::new([0; 2]));
+        lock(&self.subs).push(Arc::downgrade(&sub));
+        MaxWaitSub(sub)
+    }
+
+    /// Whether anyone would see a fold (when not, the tick can skip it).
+    pub fn wanted(&self) -> bool {
+        lock(&self.subs).iter().any(|w| w.strong_count() > 0)
+    }
+
+    /// Fold the maxima of one closed epoch into every live subscription.
+    pub fn fold(&self, m: [u64; 2]) {
+        lock(&self.subs).retain(|w| match w.upgrade() {
+            Some(sub) => {
+                let mut acc = lock(&sub);
+                for k in 0..2 {
+                    acc[k] = acc[k].max(m[k]);
+                }
+                true
+            }
+            None => false,
+        });
+    }
+}
+
+impl MaxWaitSub {
+    /// The longest waits folded in since the last take; starts over.
+    pub fn take(&self) -> [u64; 2] {
+        std::mem::take(&mut *lock(&self.0))
+    }
+}
+
+/// An scx_stats client's view: the figures of the interval since its own
+/// previous request, longest waits included.
+pub struct ClientView {
+    prev: Snapshot,
+    maxima: MaxWaitSub,
+}
+
+impl ClientView {
+    /// `maxima` must be subscribed before `first` was read.
+    pub fn new(first: Snapshot, maxima: MaxWaitSub) -> Self {
+        maxima.take();
+        ClientView {
+            prev: first,
+            maxima,
+        }
+    }
+
+    pub fn next(&mut self, cur: Snapshot, hz: u32) -> Interval {
+        let iv = Interval::between(&self.prev, &cur, self.maxima.take(), hz);
+        self.prev = cur;
+        iv
     }
 }
 
@@ -149,7 +259,8 @@ pub fn tasks_running() -> u64 {
         .unwrap_or(0)
 }
 
-/// Wake-to-run figures of one latency class over one interval.
+/// Wake-to-run figures of one latency class over one interval. Without a
+/// wakeup every figure but the count is NaN (unknown).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct LatFigures {
     pub count: u64,
@@ -165,9 +276,24 @@ pub struct LatFigures {
 
 impl LatFigures {
     pub fn from_hist(counts: &[u64], max_ns: u64, hz: u32) -> Self {
-        let us = |ns: Option<u64>| ns.map_or(0.0, |v| v as f64 / 1000.0);
+        let count: u64 = counts.iter().sum();
+        if count == 0 {
+            return LatFigures {
+                count,
+                p50_us: f64::NAN,
+                p99_us: f64::NAN,
+                p999_us: f64::NAN,
+                max_us: f64::NAN,
+                max_jiffies: f64::NAN,
+                over_1ms_pct: f64::NAN,
+                over_4ms_pct: f64::NAN,
+                over_16ms_pct: f64::NAN,
+            };
+        }
+        let us = |ns: Option<u64>| ns.map_or(f64::NAN, |v| v as f64 / 1000.0);
+        let pct = |edge| hist::lat_pct_at_or_above(counts, edge).unwrap_or(f64::NAN);
         LatFigures {
-            count: counts.iter().sum(),
+            count,
             p50_us: us(hist::lat_quantile_ns(counts, 0.50)),
             p99_us: us(hist::lat_quantile_ns(counts, 0.99)),
             p999_us: us(hist::lat_quantile_ns(counts, 0.999)),
@@ -175,22 +301,27 @@ impl LatFigures {
             max_jiffies: if hz > 0 {
                 max_ns as f64 * hz as f64 / 1e9
             } else {
-                0.0
+                f64::NAN
             },
-            over_1ms_pct: hist::lat_pct_at_or_above(counts, 1 << 20),
-            over_4ms_pct: hist::lat_pct_at_or_above(counts, 1 << 22),
-            over_16ms_pct: hist::lat_pct_at_or_above(counts, 1 << 24),
+            over_1ms_pct: pct(1 << 20),
+            over_4ms_pct: pct(1 << 22),
+            over_16ms_pct: pct(1 << 24),
         }
     }
 }
 
 /// The scalar figures of one interval: what the text report prints, what
-/// scx_stats serves, and the flat part of a JSON record.
+/// scx_stats serves, and the flat part of a JSON record. A float figure the
+/// interval cannot define is NaN, which serializes as null: the percentiles
+/// and shares of a class without wakeups, probes per call without dispatch
+/// calls, preempt_none_pct without attempts, boost shares without enqueues
+/// (or without histograms).
 #[stat_doc]
 #[derive(Clone, Debug, Default, Serialize, Deserialize, Stats)]
 #[stat(top)]
 pub struct Metrics {
     #[stat(desc = "Length of the interval (s)")]
+    #[serde(deserialize_with = "nullable")]
     pub duration_s: f64,
     #[stat(desc = "Wakeups whose wake-to-run time was recorded")]
     pub wakeups: u64,
@@ -207,13 +338,17 @@ pub struct Metrics {
     #[stat(desc = "Level DSQs probed")]
     pub probes: u64,
     #[stat(desc = "Probes per dispatch call, mean")]
+    #[serde(deserialize_with = "nullable")]
     pub probes_mean: f64,
     #[stat(desc = "Probes per dispatch call, median")]
-    pub probes_p50: u64,
+    #[serde(deserialize_with = "nullable")]
+    pub probes_p50: f64,
     #[stat(desc = "Probes per dispatch call, 99th percentile")]
-    pub probes_p99: u64,
+    #[serde(deserialize_with = "nullable")]
+    pub probes_p99: f64,
     #[stat(desc = "Probes per dispatch call, maximum")]
-    pub probes_max: u64,
+    #[serde(deserialize_with = "nullable")]
+    pub probes_max: f64,
     #[stat(desc = "Tasks served by the anti-starvation probe")]
     pub starve_serve: u64,
     #[stat(desc = "Preemption attempts (try_preempt calls)")]
@@ -225,6 +360,7 @@ pub struct Metrics {
     #[stat(desc = "Attempts that found no CPU to take the task")]
     pub preempt_none: u64,
     #[stat(desc = "preempt_none as a percentage of attempts")]
+    #[serde(deserialize_with = "nullable")]
     pub preempt_none_pct: f64,
     #[stat(desc = "DSQ inserts the kernel refused (must be 0)")]
     pub insert_fail: u64,
@@ -239,49 +375,103 @@ pub struct Metrics {
     #[stat(desc = "Interactive wakeups (boost < 0 at wakeup)")]
     pub int_count: u64,
     #[stat(desc = "Interactive wake-to-run p50 (us, bucket lower bound)")]
+    #[serde(deserialize_with = "nullable")]
     pub int_p50_us: f64,
     #[stat(desc = "Interactive wake-to-run p99 (us, bucket lower bound)")]
+    #[serde(deserialize_with = "nullable")]
     pub int_p99_us: f64,
     #[stat(desc = "Interactive wake-to-run p99.9 (us, bucket lower bound)")]
+    #[serde(deserialize_with = "nullable")]
     pub int_p999_us: f64,
     #[stat(desc = "Interactive longest wait (us)")]
+    #[serde(deserialize_with = "nullable")]
     pub int_max_us: f64,
     #[stat(desc = "Interactive longest wait (jiffies)")]
+    #[serde(deserialize_with = "nullable")]
     pub int_max_jiffies: f64,
     #[stat(desc = "Interactive wakeups waiting >= 2^20 ns (%)")]
+    #[serde(deserialize_with = "nullable")]
     pub int_over_1ms_pct: f64,
     #[stat(desc = "Interactive wakeups waiting >= 2^22 ns (%)")]
+    #[serde(deserialize_with = "nullable")]
     pub int_over_4ms_pct: f64,
     #[stat(desc = "Interactive wakeups waiting >= 2^24 ns (%)")]
+    #[serde(deserialize_with = "nullable")]
     pub int_over_16ms_pct: f64,
     #[stat(desc = "Other wakeups")]
     pub oth_count: u64,
     #[stat(desc = "Other wake-to-run p50 (us, bucket lower bound)")]
+    #[serde(deserialize_with = "nullable")]
     pub oth_p50_us: f64,
     #[stat(desc = "Other wake-to-run p99 (us, bucket lower bound)")]
+    #[serde(deserialize_with = "nullable")]
     pub oth_p99_us: f64,
     #[stat(desc = "Other wake-to-run p99.9 (us, bucket lower bound)")]
+    #[serde(deserialize_with = "nullable")]
     pub oth_p999_us: f64,
     #[stat(desc = "Other longest wait (us)")]
+    #[serde(deserialize_with = "nullable")]
     pub oth_max_us: f64,
     #[stat(desc = "Other longest wait (jiffies)")]
+    #[serde(deserialize_with = "nullable")]
     pub oth_max_jiffies: f64,
     #[stat(desc = "Other wakeups waiting >= 2^20 ns (%)")]
+    #[serde(deserialize_with = "nullable")]
     pub oth_over_1ms_pct: f64,
     #[stat(desc = "Other wakeups waiting >= 2^22 ns (%)")]
+    #[serde(deserialize_with = "nullable")]
     pub oth_over_4ms_pct: f64,
     #[stat(desc = "Other wakeups waiting >= 2^24 ns (%)")]
+    #[serde(deserialize_with = "nullable")]
     pub oth_over_16ms_pct: f64,
     #[stat(desc = "Enqueued tasks at the boost floor, -12 (%)")]
+    #[serde(deserialize_with = "nullable")]
     pub boost_floor_pct: f64,
     #[stat(desc = "Enqueued tasks between floor and ceiling (%)")]
+    #[serde(deserialize_with = "nullable")]
     pub boost_between_pct: f64,
     #[stat(desc = "Enqueued tasks at the boost ceiling, +12 (%)")]
+    #[serde(deserialize_with = "nullable")]
     pub boost_ceiling_pct: f64,
 }
 
+impl Metrics {
+    /// Figures that count events over the whole interval: comparable
+    /// between intervals only per second of interval (compare divides them
+    /// by duration_s). Every other integer figure is a state
+    /// (tasks_running), not a sum over time.
+    pub const COUNTS: [&'static str; 18] = [
+        "wakeups",
+        "enqueue",
+        "direct",
+        "dispatch",
+        "dispatch_empty",
+        "dispatch_keep",
+        "probes",
+        "starve_serve",
+        "preempt_attempts",
+        "preempt_idle",
+        "preempt_kicks",
+        "preempt_none",
+        "insert_fail",
+        "bitmap_clear",
+        "bitmap_repair",
+        "level_mismatch",
+        "int_count",
+        "oth_count",
+    ];
+}
+
+/// Reads null (an unknown figure) back as NaN.
+fn nullable<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
 /// The raw distributions of one interval (bucket counts, differenced).
+/// Readers take a record that carries only some of them (a benchmark's
+/// file has lat_interactive alone).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Hists {
     pub lat_interactive: Vec<u64>,
     pub lat_other: Vec<u64>,
@@ -307,18 +497,21 @@ pub struct Interval {
     pub bpf_cost: BTreeMap<String, BpfCost>,
 }
 
+/// A share in percent; NaN (unknown) of nothing.
 fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
-        0.0
+        f64::NAN
     } else {
         100.0 * part as f64 / whole as f64
     }
 }
 
 impl Interval {
-    /// Figures of the interval from `prev` to `cur`. `hz` is the kernel's
-    /// tick rate (0 if unknown: jiffies then read 0).
-    pub fn between(prev: &Snapshot, cur: &Snapshot, hz: u32) -> Self {
+    /// Figures of the interval from `prev` to `cur`. `max_wait_ns` is the
+    /// longest wait per class over the same interval (a MaxWaitSub's take,
+    /// never a value of `cur` alone). `hz` is the kernel's tick rate (0 if
+    /// unknown: jiffies are then unknown).
+    pub fn between(prev: &Snapshot, cur: &Snapshot, max_wait_ns: [u64; 2], hz: u32) -> Self {
         let d = hist::diff(&cur.cnt, &prev.cnt);
         let c = |i: soryu_counter| d[i as usize];
         let probes = hist::diff(&cur.probe_hist, &prev.probe_hist);
@@ -329,8 +522,9 @@ impl Interval {
         let lat_o = hist::diff(&cur.lat_hist[CLASS_OTHER], &prev.lat_hist[CLASS_OTHER]);
         let boost = hist::diff(&cur.boost_hist, &prev.boost_hist);
         let levels = hist::diff(&cur.level_hist, &prev.level_hist);
-        let li = LatFigures::from_hist(&lat_i, cur.max_wait_ns[CLASS_INTERACTIVE], hz);
-        let lo = LatFigures::from_hist(&lat_o, cur.max_wait_ns[CLASS_OTHER], hz);
+        let li = LatFigures::from_hist(&lat_i, max_wait_ns[CLASS_INTERACTIVE], hz);
+        let lo = LatFigures::from_hist(&lat_o, max_wait_ns[CLASS_OTHER], hz);
+        let bucket = |b: Option<usize>| b.map_or(f64::NAN, |b| b as f64);
         let boosts: u64 = boost.iter().sum();
         let (floor, ceiling) = (boost[0], boost[boost.len() - 1]);
         let attempts = c(soryu_counter_SORYU_CNT_PREEMPT_ATTEMPT);
@@ -344,10 +538,10 @@ impl Interval {
             dispatch_empty: c(soryu_counter_SORYU_CNT_DISPATCH_EMPTY),
             dispatch_keep: c(soryu_counter_SORYU_CNT_KEEP),
             probes: c(soryu_counter_SORYU_CNT_PROBES),
-            probes_mean: hist::index_mean(&probes),
-            probes_p50: hist::quantile_bucket(&probes, 0.5).unwrap_or(0) as u64,
-            probes_p99: hist::quantile_bucket(&probes, 0.99).unwrap_or(0) as u64,
-            probes_max: hist::max_bucket(&probes).unwrap_or(0) as u64,
+            probes_mean: hist::index_mean(&probes).unwrap_or(f64::NAN),
+            probes_p50: bucket(hist::quantile_bucket(&probes, 0.5)),
+            probes_p99: bucket(hist::quantile_bucket(&probes, 0.99)),
+            probes_max: bucket(hist::max_bucket(&probes)),
             starve_serve: c(soryu_counter_SORYU_CNT_STARVE_SERVE),
             preempt_attempts: attempts,
             preempt_idle: c(soryu_counter_SORYU_CNT_PREEMPT_IDLE),
@@ -451,11 +645,12 @@ mod tests {
         a.boost_hist[24] = 3;
         let cur = Snapshot::from_percpu(&[a, b], 1);
 
-        let i = Interval::between(&prev, &cur, 250);
+        assert_eq!(cur.max_wait_ns, [1_500_000, 0]);
+        let i = Interval::between(&prev, &cur, cur.max_wait_ns, 250);
         let m = &i.metrics;
         assert_eq!(m.dispatch, 40);
         assert!((m.probes_mean - 3.0).abs() < 1e-12);
-        assert_eq!((m.probes_p50, m.probes_max), (2, 4));
+        assert_eq!((m.probes_p50, m.probes_max), (2.0, 4.0));
         assert_eq!(m.int_count, 300);
         assert!((m.int_over_1ms_pct - 1.0).abs() < 1e-9);
         assert_eq!(m.int_max_us, 1500.0);
@@ -465,5 +660,130 @@ mod tests {
             (m.boost_floor_pct, m.boost_between_pct, m.boost_ceiling_pct),
             (60.0, 10.0, 30.0)
         );
+    }
+
+    /// What note_wait() and soryu_running() do on one CPU, for the tests.
+    fn file_wait(st: &mut soryu_stats, epoch: u64, class: usize, ns: u64) {
+        if st.max_wait_epoch != epoch {
+            st.max_wait_epoch = epoch;
+            st.max_wait_ns = [0; 2];
+        }
+        st.max_wait_ns[class] = st.max_wait_ns[class].max(ns);
+        st.lat_hist[class][policy::lat_bucket(ns)] += 1;
+    }
+
+    #[test]
+    fn empty_class_is_unknown_not_zero() {
+        let (prev, mut cpu) = (zero_cpu(), zero_cpu());
+        file_wait(&mut cpu, 0, CLASS_OTHER, 5_000);
+        let i = Interval::between(
+            &Snapshot::from_percpu(&[prev], 0),
+            &Snapshot::from_percpu(&[cpu], 0),
+            [0, 5_000],
+            250,
+        );
+        let m = &i.metrics;
+        assert_eq!(m.int_count, 0);
+        for v in [
+            m.int_p50_us,
+            m.int_p99_us,
+            m.int_p999_us,
+            m.int_max_us,
+            m.int_max_jiffies,
+            m.int_over_1ms_pct,
+            m.int_over_4ms_pct,
+            m.int_over_16ms_pct,
+            // nothing enqueued, no dispatch call, no preemption attempt
+            m.boost_floor_pct,
+            m.probes_mean,
+            m.probes_p99,
+            m.preempt_none_pct,
+        ] {
+            assert!(v.is_nan(), "{m:?}");
+        }
+        assert_eq!(m.oth_count, 1);
+        assert_eq!(m.oth_over_1ms_pct, 0.0);
+        // JSON: null, and null reads back as unknown (what --monitor does
+        // with the scx_stats server's answer)
+        let v = serde_json::to_value(m).unwrap();
+        assert!(v["int_p99_us"].is_null() && v["int_over_1ms_pct"].is_null());
+        assert_eq!(v["oth_over_1ms_pct"], 0.0);
+        let back: Metrics = serde_json::from_value(v).unwrap();
+        assert!(back.int_p99_us.is_nan() && back.oth_count == 1);
+    }
+
+    #[test]
+    fn counts_are_the_integer_figures_summed_over_time() {
+        let v = serde_json::to_value(Metrics::default()).unwrap();
+        let ints: Vec<&String> = v
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(_, x)| x.is_u64())
+            .map(|(k, _)| k)
+            .collect();
+        for k in &ints {
+            assert!(
+                Metrics::COUNTS.contains(&k.as_str()) || *k == "tasks_running",
+                "{k} is an integer figure but not in Metrics::COUNTS"
+            );
+        }
+        assert_eq!(ints.len(), Metrics::COUNTS.len() + 1);
+    }
+
+    /// The daemon's loop tick: close the epoch, fold its maxima.
+    fn tick(hub: &MaxWaits, cpus: &[soryu_stats], epoch: &mut u64) {
+        let closed = *epoch;
+        *epoch += 1;
+        hub.fold(max_waits_of(cpus, closed));
+    }
+
+    // Before: a client's longest wait was that of the current --report-sec
+    // epoch, so it could hold a wait from before the client's interval, and
+    // lose one of its own interval when a report bumped the epoch (then
+    // p99.9 > max).
+    #[test]
+    fn each_consumer_gets_the_longest_wait_of_its_own_interval() {
+        let hub = MaxWaits::new();
+        let report = hub.subscribe();
+        let client = hub.subscribe();
+        let mut cpu = [zero_cpu()];
+        let mut epoch = 0;
+        let snap = |cpu: &[soryu_stats]| Snapshot::from_percpu(cpu, 0);
+
+        // a 9 ms wait, then the client starts its interval
+        file_wait(&mut cpu[0], epoch, CLASS_OTHER, 9_000_000);
+        tick(&hub, &cpu, &mut epoch);
+        let mut view = ClientView::new(snap(&cpu), client);
+        // a 2 ms wait; a report ends its interval (9 ms is its longest)
+        file_wait(&mut cpu[0], epoch, CLASS_OTHER, 2_000_000);
+        tick(&hub, &cpu, &mut epoch);
+        assert_eq!(report.take(), [0, 9_000_000]);
+        // a 1 ms wait; the client reads: its interval holds 2 ms and 1 ms
+        file_wait(&mut cpu[0], epoch, CLASS_OTHER, 1_000_000);
+        tick(&hub, &cpu, &mut epoch);
+        let m = view.next(snap(&cpu), 1000).metrics;
+        assert_eq!(m.oth_count, 2);
+        assert_eq!(m.oth_max_us, 2000.0);
+        assert!(m.oth_p999_us <= m.oth_max_us, "{m:?}");
+        // the report's next interval holds the 1 ms wait only
+        assert_eq!(report.take(), [0, 1_000_000]);
+        // nothing new: the client's next interval has no wakeup
+        tick(&hub, &cpu, &mut epoch);
+        let m = view.next(snap(&cpu), 1000).metrics;
+        assert_eq!(m.oth_count, 0);
+        assert!(m.oth_max_us.is_nan());
+    }
+
+    #[test]
+    fn a_closed_client_is_dropped_from_the_folds() {
+        let hub = MaxWaits::new();
+        assert!(!hub.wanted());
+        let sub = hub.subscribe();
+        assert!(hub.wanted());
+        drop(sub);
+        assert!(!hub.wanted());
+        hub.fold([1, 2]);
+        assert!(lock(&hub.subs).is_empty());
     }
 }

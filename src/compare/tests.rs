@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//
+// compare's tests: pairing, the checks on what may be compared, and a round
+// trip through the daemon's own --report-json writer.
+
+use std::path::Path;
+
+use clap::Parser;
+use serde_json::{json, Map, Value};
+
+use super::read::{parse_runs, same_config};
+use super::signtest::pairs_needed;
+use super::*;
+
+fn header(knobs: &str) -> String {
+    format!(r#"{{"type":"header","scheduler":"scx_soryu","knobs":{knobs}}}"#)
+}
+
+fn interval(index: u64, figures: &[(&str, Value)]) -> String {
+    let mut o = Map::new();
+    o.insert("type".into(), json!("interval"));
+    o.insert("index".into(), json!(index));
+    for (k, v) in figures {
+        o.insert(k.to_string(), v.clone());
+    }
+    Value::Object(o).to_string()
+}
+
+/// A run whose intervals carry int_over_1ms_pct only.
+fn run_of(name: &str, knobs: &str, points: &[(u64, f64)]) -> Run {
+    let mut text = header(knobs) + "\n";
+    for &(i, v) in points {
+        text += &(interval(i, &[("int_over_1ms_pct", json!(v))]) + "\n");
+    }
+    parse_runs(Path::new(name), &text).unwrap().remove(0)
+}
+
+fn run_text(name: &str, text: &str) -> Run {
+    parse_runs(Path::new(name), text).unwrap().remove(0)
+}
+
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    args: CompareArgs,
+}
+
+/// compare's arguments as the command line gives them.
+fn parse_args(argv: &[&str]) -> CompareArgs {
+    Cli::parse_from(std::iter::once("compare").chain(argv.iter().copied())).args
+}
+
+fn args() -> CompareArgs {
+    parse_args(&["--figure", "int_over_1ms_pct"])
+}
+
+fn err_of<T: std::fmt::Debug>(r: Result<T>) -> String {
+    format!("{:#}", r.unwrap_err())
+}
+
+fn close(got: f64, want: f64) -> bool {
+    (got - want).abs() <= 1e-9 * want.abs()
+}
+
+fn pts(vals: &[f64]) -> Vec<(u64, f64)> {
+    vals.iter()
+        .enumerate()
+        .map(|(i, &v)| (i as u64, v))
+        .collect()
+}
+
+#[test]
+fn pairs_by_index_after_warmup() {
+    // A: 0..=6; B: 1..=7 without 3. Warm-up drops A's 0 and B's 1.
+    let a = run_of("a", "{}", &(0..=6).map(|i| (i, 1.0)).collect::<Vec<_>>());
+    let b_points: Vec<_> = (1..=7).filter(|&i| i != 3).map(|i| (i, 2.0)).collect();
+    let b = run_of("b", r#"{"x":1}"#, &b_points);
+    let mut args = args();
+    args.min_pairs = 1;
+    let c = compare(vec![a], vec![b], &args).unwrap();
+    // Indices 2, 4, 5, 6 are on both sides.
+    assert_eq!(c.pairs_per_round, vec![4]);
+    let t = c.figures[0].rounds[0].as_ref().unwrap();
+    assert_eq!((t.pairs, t.a_better, t.median_ratio), (4, 4, Some(0.5)));
+}
+
+#[test]
+fn pools_over_rounds() {
+    let a1 = run_of("a1", "{}", &pts(&[9.0, 1.0, 1.0, 1.0, 1.0, 1.0]));
+    let b1 = run_of("b1", r#"{"x":1}"#, &pts(&[0.0, 2.0, 2.0, 2.0, 2.0, 2.0]));
+    let a2 = run_of("a2", "{}", &pts(&[9.0, 1.0, 1.0, 1.0, 1.0, 3.0]));
+    let b2 = run_of("b2", r#"{"x":1}"#, &pts(&[0.0, 2.0, 2.0, 2.0, 2.0, 2.0]));
+    let c = compare(vec![a1, a2], vec![b1, b2], &args()).unwrap();
+    let f = &c.figures[0];
+    assert_eq!(f.rounds[0].as_ref().unwrap().a_better, 5);
+    assert_eq!(f.rounds[1].as_ref().unwrap().b_better, 1);
+    assert_eq!(
+        (f.pooled.pairs, f.pooled.a_better, f.pooled.b_better),
+        (10, 9, 1)
+    );
+    // n=10, k=1: 2 * (1 + 10) / 1024.
+    assert!(close(f.pooled.p, 0.021484375));
+    assert!(render::text(&c).contains("pooled"));
+}
+
+#[test]
+fn refuses_too_few_pairs() {
+    // 6 intervals, the first dropped: 5 pairs, below the default 6
+    let a = run_of("a", "{}", &(0..6).map(|i| (i, 1.0)).collect::<Vec<_>>());
+    let e = err_of(compare(vec![a.clone()], vec![a], &args()));
+    assert!(
+        e.contains("only 5 interval pair(s)") && e.contains("--warmup"),
+        "{e}"
+    );
+}
+
+// Before: --min-pairs defaulted to 5, and 5 pairs cannot give p < 0.05
+// even when one side wins all of them (p = 0.0625).
+#[test]
+fn the_default_minimum_of_pairs_can_reach_five_percent() {
+    let d = parse_args(&[]);
+    assert_eq!(d.min_pairs as u64, pairs_needed());
+    assert_eq!(d.min_pairs, 6);
+    // 6 pairs all won by A: p = 0.03125, and nothing marked
+    let a = run_of("a", "{}", &pts(&[0.0; 7]));
+    let b = run_of("b", r#"{"x":1}"#, &pts(&[1.0; 7]));
+    let c = compare(vec![a.clone()], vec![b.clone()], &args()).unwrap();
+    let t = c.figures[0].rounds[0].as_ref().unwrap();
+    assert!(t.p < 0.05 && !t.unreachable());
+    assert!(!render::text(&c).contains("out of reach"));
+    // half of them tied: 3 untied pairs can never reach it, and the
+    // output says so at the row and under the table
+    let b = run_of(
+        "b",
+        r#"{"x":1}"#,
+        &pts(&[1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0]),
+    );
+    let c = compare(vec![a], vec![b], &args()).unwrap();
+    let text = render::text(&c);
+    assert!(text.contains("0.2500^"), "{text}");
+    assert!(
+        text.contains("^ p < 0.05 is out of reach here") && text.contains("n >= 6"),
+        "{text}"
+    );
+}
+
+#[test]
+fn refuses_unequal_rounds() {
+    let a = run_of("a", "{}", &[(0, 1.0)]);
+    let e = err_of(compare(vec![a.clone(), a.clone()], vec![a], &args()));
+    assert!(
+        e.contains("side A has 2 run(s) (a, a) but side B has 1"),
+        "{e}"
+    );
+}
+
+// Before: an interval where a latency class had no wakeups carried 0 for
+// its percentiles, and 0 won every "lower is better" pair.
+#[test]
+fn unknown_values_are_skipped_not_won() {
+    let text = |vals: &[Value]| {
+        let mut t = header("{}") + "\n";
+        for (i, v) in vals.iter().enumerate() {
+            t += &(interval(i as u64, &[("int_p99_us", v.clone())]) + "\n");
+        }
+        t
+    };
+    let n = Value::Null;
+    // A: three intervals without interactive wakeups (null), B: known
+    let a = run_text(
+        "a",
+        &text(&[
+            json!(9),
+            n.clone(),
+            n.clone(),
+            n,
+            json!(5),
+            json!(5),
+            json!(5),
+            json!(5),
+        ]),
+    );
+    let b = run_text(
+        "b",
+        &text(&[
+            json!(9),
+            json!(4),
+            json!(4),
+            json!(4),
+            json!(4),
+            json!(4),
+            json!(4),
+            json!(4),
+        ]),
+    );
+    let mut args = args();
+    args.figures = vec!["int_p99_us".into()];
+    let c = compare(vec![a], vec![b], &args).unwrap();
+    let t = c.figures[0].rounds[0].as_ref().unwrap();
+    assert_eq!(
+        (t.pairs, t.a_better, t.b_better, t.skipped),
+        (4, 0, 4, 3),
+        "{t:?}"
+    );
+    let md = render::markdown(&c);
+    assert!(
+        md.contains("| int_p99_us | 1 | 4 | 0 | 4 | 0 | 3 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("skipped: pairs where the figure is unknown"),
+        "{md}"
+    );
+}
+
+fn run_with(name: &str, extra: &str, n: u64) -> Run {
+    let mut t =
+        format!(r#"{{"type":"header","scheduler":"scx_soryu","knobs":{{}}{extra}}}"#) + "\n";
+    for i in 0..n {
+        t += &(interval(
+            i,
+            &[
+                ("int_over_1ms_pct", json!(1.0)),
+                ("duration_s", json!(10.0)),
+            ],
+        ) + "\n");
+    }
+    run_text(name, &t)
+}
+
+// Before: compare paired runs of different --report-sec, --no-hist with
+// hist, other kernels and CPU counts without a word.
+#[test]
+fn refuses_runs_measured_under_different_conditions() {
+    let base = r#","report_sec":10,"hist":true,"kernel":"6.12","nr_cpus":8"#;
+    for (other, want) in [
+        (
+            r#","report_sec":5,"hist":true,"kernel":"6.12","nr_cpus":8"#,
+            "--report-sec (the interval length) differs: 10 s in a; 5 s in b",
+        ),
+        (
+            r#","report_sec":10,"hist":false,"kernel":"6.12","nr_cpus":8"#,
+            "histograms (--no-hist) differs: off in b; on in a",
+        ),
+        (
+            r#","report_sec":10,"hist":true,"kernel":"6.13","nr_cpus":8"#,
+            "the kernel differs",
+        ),
+        (
+            r#","report_sec":10,"hist":true,"kernel":"6.12","nr_cpus":4"#,
+            "the CPU count differs: 4 CPUs in b; 8 CPUs in a",
+        ),
+        // a benchmark's header says interval_s
+        (r#","interval_s":3"#, "10 s in a; 3 s in b"),
+    ] {
+        let (a, b) = (run_with("a", base, 8), run_with("b", other, 8));
+        let e = err_of(compare(vec![a.clone()], vec![b.clone()], &args()));
+        assert!(e.contains(want) && e.contains("--allow-mismatch"), "{e}");
+        // --allow-mismatch compares, and flags the difference
+        let mut allow = args();
+        allow.allow_mismatch = true;
+        let c = compare(vec![a], vec![b], &allow).unwrap();
+        let text = render::text(&c);
+        assert!(
+            text.contains("MISMATCH (--allow-mismatch)") && text.contains(want),
+            "{text}"
+        );
+    }
+    // runs that do not say are not judged
+    compare(
+        vec![run_with("a", base, 8)],
+        vec![run_with("b", "", 8)],
+        &args(),
+    )
+    .unwrap();
+}
+
+// Before: intervals of any length were paired, and a count per interval
+// (starve_serve) of a short interval beat that of a long one.
+#[test]
+fn counts_are_rates_and_lengths_must_match() {
+    let run = |name: &str, rows: &[(f64, u64)]| {
+        let mut t = header("{}") + "\n";
+        for (i, &(d, n)) in rows.iter().enumerate() {
+            t += &(interval(
+                i as u64,
+                &[("duration_s", json!(d)), ("starve_serve", json!(n))],
+            ) + "\n");
+        }
+        run_text(name, &t)
+    };
+    // A serves 10 per 10 s (1/s); B 6 per 5 s (1.2/s) in its first pairs,
+    // then an interval cut to 1 s by a reload in A
+    let a = run(
+        "a",
+        &[
+            (10.0, 10),
+            (10.0, 10),
+            (10.0, 10),
+            (10.0, 10),
+            (10.0, 10),
+            (10.0, 10),
+            (10.0, 10),
+            (1.0, 1),
+            (10.0, 10),
+        ],
+    );
+    let b = run(
+        "b",
+        &[
+            (5.0, 6),
+            (5.0, 6),
+            (5.0, 6),
+            (5.0, 6),
+            (5.0, 6),
+            (5.0, 6),
+            (5.0, 6),
+            (10.0, 12),
+            (10.0, 12),
+        ],
+    );
+    let mut args = args();
+    args.figures = vec!["starve_serve".into()];
+    // 5 s against 10 s: not paired at all
+    let e = err_of(compare(vec![a.clone()], vec![b.clone()], &args));
+    assert!(e.contains("only 1 interval pair(s)"), "{e}");
+    args.min_pairs = 1;
+    let c = compare(vec![a], vec![b], &args).unwrap();
+    assert_eq!((c.pairs_per_round[0], c.dropped_per_round[0]), (1, 7));
+    let t = c.figures[0].rounds[0].as_ref().unwrap();
+    // the pair left: 10 in 10 s against 12 in 10 s, as rates
+    assert_eq!((t.a_better, t.median_ratio), (1, Some(1.0 / 1.2)));
+    let text = render::text(&c);
+    assert!(text.contains("starve_serve/s"), "{text}");
+    assert!(
+        text.contains("7 interval pair(s) not compared: their lengths"),
+        "{text}"
+    );
+}
+
+// Before: the output said nothing of the dependence between neighbouring
+// intervals, which makes the sign test's p too small.
+#[test]
+fn the_output_warns_of_dependent_intervals() {
+    // A's advantage drifts from large to none over the run: every pair
+    // is an A win, and neighbours are alike
+    let a = run_of("a", "{}", &pts(&[0.0; 13]));
+    let b_vals: Vec<f64> = (0..13).map(|i| 13.0 - i as f64).collect();
+    let b = run_of("b", r#"{"x":1}"#, &pts(&b_vals));
+    let c = compare(vec![a.clone()], vec![b.clone()], &args()).unwrap();
+    let t = c.figures[0].rounds[0].as_ref().unwrap();
+    assert!(t.lag1_high(), "{t:?}");
+    let text = render::text(&c);
+    assert!(
+        text.contains("Intervals are not independent samples"),
+        "{text}"
+    );
+    assert!(
+        text.contains("lag-1 r above 2/sqrt(pairs)") && text.contains("--block K"),
+        "{text}"
+    );
+    // blocks of 4: 3 blocks, all A, p = 0.25 against the pairs' 4.9e-4
+    let mut args = args();
+    args.block = Some(4);
+    let c = compare(vec![a], vec![b], &args).unwrap();
+    let t = c.figures[0].rounds[0].as_ref().unwrap();
+    let blk = t.block.as_ref().unwrap();
+    assert_eq!((blk.blocks, blk.a_better), (3, 3));
+    assert!(close(blk.p, 0.25));
+    let text = render::text(&c);
+    assert!(
+        text.contains("3:0 of 3") && text.contains("read the block p instead"),
+        "{text}"
+    );
+    let j = render::json(&c);
+    assert_eq!(j["figures"][0]["rounds"][0]["block"]["blocks"], 3);
+}
+
+// Before: a file with a second header was refused; now each start of the
+// daemon appends a run, and each run is its own round.
+#[test]
+fn runs_of_one_file_are_rounds_of_their_own() {
+    let file = |knobs: &str, runs: &[&[f64]]| {
+        let mut t = String::new();
+        for vals in runs {
+            t += &(header(knobs) + "\n");
+            for (i, v) in vals.iter().enumerate() {
+                t += &(interval(i as u64, &[("int_over_1ms_pct", json!(v))]) + "\n");
+            }
+        }
+        t
+    };
+    let a = parse_runs(
+        Path::new("a.jsonl"),
+        &file(
+            "{}",
+            &[&[0.0, 1.0, 1.0, 1.0, 1.0], &[0.0, 1.0, 1.0, 1.0, 1.0], &[]],
+        ),
+    )
+    .unwrap();
+    let b = parse_runs(
+        Path::new("b.jsonl"),
+        &file(
+            r#"{"x":1}"#,
+            &[&[0.0, 2.0, 2.0, 2.0, 2.0], &[0.0, 2.0, 2.0, 2.0, 2.0]],
+        ),
+    )
+    .unwrap();
+    assert_eq!((a.len(), b.len()), (3, 2));
+    let c = compare(a, b, &args()).unwrap();
+    assert_eq!(c.pairs_per_round, vec![4, 4]);
+    let text = render::text(&c);
+    assert!(
+        text.contains("A = scx_soryu: a.jsonl run 1 of 3 (line 1), a.jsonl run 2 of 3 (line 7)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a.jsonl run 3 of 3 (line 13) has no interval records; left out"),
+        "{text}"
+    );
+}
+
+#[test]
+fn skips_a_figure_one_side_lacks() {
+    let text = |figs: &[(&str, Value)]| {
+        let mut t = header("{}") + "\n";
+        for i in 0..7 {
+            t += &(interval(i, figs) + "\n");
+        }
+        t
+    };
+    let both = [
+        ("int_p99_us", json!(1.0)),
+        ("ext_throughput_ops_per_s", json!(5.0)),
+    ];
+    let a = run_text("a", &text(&both));
+    let b = run_text("b", &text(&both[1..]));
+    let mut args = args();
+    args.figures.clear();
+    let c = compare(vec![a], vec![b], &args).unwrap();
+    let names: Vec<&str> = c.figures.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["ext_throughput_ops_per_s"]);
+    assert!(c.figures[0].higher_better);
+    assert!(c
+        .notes
+        .contains(&"int_p99_us skipped: not in B's run".to_string()));
+    // a default figure no run carries is left out without a note
+    assert!(!c.notes.iter().any(|n| n.contains("int_over_1ms_pct")));
+}
+
+#[test]
+fn notes_name_the_rounds_a_figure_is_skipped_in() {
+    let misses = [None, Some("not in B's run"), Some("not in B's run")];
+    let note = skip_note("oth_p99_us", &misses);
+    assert_eq!(
+        note.as_deref(),
+        Some("oth_p99_us skipped: not in B's run in round 2, 3")
+    );
+    assert_eq!(skip_note("oth_p99_us", &[None, None]), None);
+}
+
+#[test]
+fn refuses_when_no_figure_is_on_both_sides() {
+    let a = run_of("a", "{}", &(0..7).map(|i| (i, 1.0)).collect::<Vec<_>>());
+    let mut args = args();
+    args.figures = vec!["ext_wake_p99_us".into()];
+    let e = err_of(compare(vec![a.clone()], vec![a], &args));
+    assert!(
+        e.contains("no figure to compare") && e.contains("ext_wake_p99_us skipped"),
+        "{e}"
+    );
+}
+
+#[test]
+fn refuses_unknown_figures() {
+    let a = run_of("a", "{}", &(0..7).map(|i| (i, 1.0)).collect::<Vec<_>>());
+    let mut args = args();
+    args.figures = vec!["nonsense".into()];
+    let e = err_of(compare(vec![a.clone()], vec![a], &args));
+    assert!(e.contains("unknown figure \"nonsense\""), "{e}");
+}
+
+#[test]
+fn default_figures_are_figures_of_the_records() {
+    for f in FIGURES {
+        assert!(read::metrics_figures().contains(f), "{f}");
+    }
+}
+
+#[test]
+fn output_names_both_configurations_and_the_ratio() {
+    let a = run_of(
+        "a.jsonl",
+        r#"{"k":1}"#,
+        &(0..7).map(|i| (i, 1.0)).collect::<Vec<_>>(),
+    );
+    let b = run_of(
+        "b.jsonl",
+        r#"{"k":2}"#,
+        &(0..7).map(|i| (i, 2.0)).collect::<Vec<_>>(),
+    );
+    let c = compare(vec![a], vec![b], &args()).unwrap();
+    let text = render::text(&c);
+    assert!(text.contains("A = scx_soryu {k=1}: a.jsonl"), "{text}");
+    assert!(text.contains("B = scx_soryu {k=2}: b.jsonl"), "{text}");
+    assert!(
+        text.contains("ratio = A / B; < 1 means A is lower"),
+        "{text}"
+    );
+    let md = render::markdown(&c);
+    assert!(
+        md.contains("| int_over_1ms_pct | 1 | 6 | 6 | 0 | 0 | 0 | 0.0312 | 0.500 | - |"),
+        "{md}"
+    );
+    let j = render::json(&c);
+    assert_eq!(j["figures"][0]["rounds"][0]["a_better"], 6);
+    assert_eq!(j["figures"][0]["pooled"]["median_ratio"], 0.5);
+    assert!(j["footnotes"][0]
+        .as_str()
+        .unwrap()
+        .contains("not independent"));
+}
+
+#[test]
+fn refuses_mixed_configurations_on_a_side() {
+    let a1 = run_of("one.jsonl", r#"{"clear_bitmap":false}"#, &[(0, 1.0)]);
+    let a2 = run_of("two.jsonl", r#"{"clear_bitmap":true}"#, &[(0, 1.0)]);
+    assert!(same_config(&[a1, a2], "A").is_err());
+}
+
+/// The daemon's writer, unchanged, on synthetic figures: A and B files as
+/// `scx_soryu --report-json` writes them, read back by compare and plot.
+#[test]
+fn round_trip_through_the_daemons_writer() {
+    use crate::report::tests::{reporter, synthetic, temp_dir};
+    let dir = temp_dir("compare-round-trip");
+    let (pa, pb) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    let oa = crate::report::tests::opts(&["--report-json", pa.to_str().unwrap()]);
+    let ob = crate::report::tests::opts(&["--report-json", pb.to_str().unwrap(), "--vtime"]);
+    // two starts of each: two runs per file, so two rounds
+    for round in 0..2 {
+        for (o, scale) in [(&oa, 1.0), (&ob, 2.0)] {
+            let (mut r, _, _) = reporter(o);
+            for i in 0..8 {
+                let mut iv = synthetic(scale * (1.0 + i as f64 / 10.0));
+                if i == 3 && round == 0 {
+                    // no interactive wakeups in this interval
+                    let lf = crate::stats::LatFigures::from_hist(&[0; 4], 0, 250);
+                    iv.metrics.int_count = lf.count;
+                    iv.metrics.int_p99_us = lf.p99_us;
+                    iv.metrics.int_over_1ms_pct = lf.over_1ms_pct;
+                }
+                r.write_interval(&iv, 250);
+            }
+            r.exit(crate::record::ExitRecord::from_uei(64, 0, &[], &[]), 250);
+        }
+    }
+    let a = load_side(&[pa.clone()], "A").unwrap();
+    let b = load_side(&[pb.clone()], "B").unwrap();
+    assert_eq!((a.len(), a[0].intervals.len(), a[0].exits.len()), (2, 8, 1));
+    assert_eq!(a[0].header.knobs["vtime"], false);
+    assert_eq!(b[0].header.knobs["vtime"], true);
+    let mut args = parse_args(&[]);
+    args.figures = vec![
+        "int_p99_us".into(),
+        "starve_serve".into(),
+        "oth_p99_us".into(),
+    ];
+    let c = compare(a, b, &args).unwrap();
+    assert_eq!(c.pairs_per_round, vec![7, 7]);
+    let p99 = &c.figures[0];
+    // the empty interval is skipped in round 1, not counted as A's win
+    let r1 = p99.rounds[0].as_ref().unwrap();
+    assert_eq!((r1.pairs, r1.a_better, r1.skipped), (6, 6, 1));
+    assert_eq!((p99.pooled.pairs, p99.pooled.a_better), (13, 13));
+    assert!(p99.pooled.p < 0.001);
+    assert!(close(p99.pooled.median_ratio.unwrap(), 0.5));
+    assert!(c.figures[1].per_second);
+    // and plot draws the same files
+    let out = dir.join("ab.svg");
+    crate::plot::run(&crate::plot::PlotArgs {
+        files: vec![pa, pb],
+        output: out.clone(),
+        warmup: 1,
+    })
+    .unwrap();
+    let svg = std::fs::read_to_string(&out).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(svg.contains("vtime=false") && svg.contains("vtime=true"));
+}
