@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Hostile workloads VM test: what a desktop's workloads and its admin can
-# do to a running scheduler. Each workload runs for SORYU_HOSTILE_SECS (30)
+# do to a running scheduler. Each workload runs for SORYU_HOSTILE_SECS (20)
 # seconds, once with the default knobs and once with all three knobs on:
 #
-#   forkstorm   fork/clone/exec storms and thread churn
+#   forkstorm   fork/clone/exec storms and thread churn (exec as nobody:
+#               stress-ng refuses it as root)
 #   threads     several thousand threads at once
 #   affinity    affinity churn, and wakers pinned to CPU 0 while hogs
 #               pinned to every other CPU saturate them
 #   nicechurn   nice -20..19 and SCHED_NORMAL/BATCH/IDLE changes while running
+#   yield       sched_yield() storms beside CPU hogs
+#   rtswitch    running tasks switched between SCHED_OTHER, SCHED_FIFO and
+#               SCHED_DEADLINE many times a second
+#   rthogs      a SCHED_FIFO hog on every CPU
 #   hotplug     CPU 1 offline and online again, repeatedly, under load
-#   cgroup      running tasks moved between cgroups, repeatedly
+#   cgroup      running tasks moved between cgroups with the cpu controller
+#               on, repeatedly, and the controller toggled under load
 #   memory      memory pressure (anonymous memory near the guest's size)
 #
 #   vm/run.sh tests/vm/hostile.sh [WORKLOAD...]
@@ -23,7 +29,7 @@ set -euo pipefail
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-secs=${SORYU_HOSTILE_SECS:-30}
+secs=${SORYU_HOSTILE_SECS:-20}
 ncpu=$(nproc)
 ALL_ON=(--clear-bitmap --boost-on-wake --vtime)
 WORK_PIDS=()
@@ -78,12 +84,79 @@ observe() {
 }
 
 w_forkstorm() {
-  stress s --fork 2 --clone 2 --pthread 2 --exec 1
+  stress s --fork 2 --clone 2 --pthread 2
+  # stress-ng's exec stressor refuses to run as root: as nobody, in a
+  # directory nobody may write.
+  local d=$SORYU_OUT/$CASE.exec
+  mkdir -p "$d" && chmod 1777 "$d"
+  setpriv --reuid=65534 --regid=65534 --clear-groups \
+    stress-ng --exec 2 --timeout "$((secs + 30))s" --temp-path "$d" --metrics-brief \
+    >"$SORYU_OUT/$CASE.exec.log" 2>&1 &
+  WORK_PIDS+=($!)
   observe
   work_stop
   ran s fork
   ran s clone
   ran s pthread
+  ran exec exec
+}
+
+w_yield() {
+  stress s --yield "$((2 * ncpu))" --cpu "$ncpu"
+  observe
+  work_stop
+  ran s yield
+}
+
+# Switches stress-ng's workers between SCHED_OTHER, SCHED_FIFO and
+# SCHED_DEADLINE while they run: tasks leave sched_ext for the RT and
+# deadline classes and come back, many times a second. Counts the switches
+# the kernel accepted in CASE.switches.
+policy_switcher() {
+  local n=0 p pids
+  read -r -a pids <<<"$(pgrep -d ' ' -f 'stress-ng-(cpu|pipe)')"
+  while :; do
+    for p in "${pids[@]}"; do
+      case $((n % 3)) in
+        0) chrt -f -p 10 "$p" 2>/dev/null ;;
+        1) chrt -d --sched-runtime 500000 --sched-deadline 10000000 --sched-period 10000000 -p 0 "$p" 2>/dev/null ;;
+        2) chrt -o -p 0 "$p" 2>/dev/null ;;
+      esac && n=$((n + 1))
+    done
+    echo "$n" >"$SORYU_OUT/$CASE.switches"
+    sleep 0.05
+  done
+}
+
+w_rtswitch() {
+  stress s --cpu "$ncpu" --pipe 1
+  sleep 2
+  policy_switcher &
+  local sw=$!
+  observe
+  kill "$sw" 2>/dev/null || true
+  wait "$sw" 2>/dev/null || true
+  work_stop
+  local n
+  n=$(cat "$SORYU_OUT/$CASE.switches" 2>/dev/null || echo 0)
+  trace "$n policy switches"
+  [ "$n" -ge 30 ] || fail "only $n policy switches accepted in ${secs}s"
+  ran s cpu
+}
+
+# A SCHED_FIFO hog on every CPU: the RT class takes the CPUs (all but the
+# kernel's RT throttling share), and soryu's tasks must get by on what is
+# left without a stall.
+w_rthogs() {
+  stress s --cpu "$ncpu" --pipe 1
+  local c
+  for c in $(seq 0 $((ncpu - 1))); do
+    taskset -c "$c" chrt -f 50 sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 &
+    WORK_PIDS+=($!)
+  done
+  observe
+  work_stop
+  ran s pipe
 }
 
 w_threads() {
@@ -143,39 +216,55 @@ w_hotplug() {
 
 CG=/sys/fs/cgroup
 # Moves every stress-ng task between two cgroups, ten times a second, and
-# counts the rounds in CASE.moves. Shell builtins only in the loop: running
-# a program per round (pgrep) costs more than the moves under emulation.
+# counts the moves the kernel accepted in CASE.moves. The task list is read
+# again from the cgroups every round (workers come and go), and every fifth
+# round the cpu controller is switched off and on again for the children,
+# which makes sched_ext call its cgroup callbacks for every task in them.
 cgroup_mover() {
-  local n=0 dst p pids
-  read -r -a pids <<<"$(pgrep -d ' ' stress-ng)"
+  local n=0 round=0 dst p pids toggles=0
   while :; do
     dst=$CG/soryu-a
-    [ $((n % 2)) = 0 ] || dst=$CG/soryu-b
-    for p in "${pids[@]}"; do echo "$p" >"$dst/cgroup.procs" 2>/dev/null || true; done
-    n=$((n + 1))
-    echo "$n" >"$SORYU_OUT/$CASE.moves"
+    [ $((round % 2)) = 0 ] || dst=$CG/soryu-b
+    read -r -a pids <<<"$(cat "$CG/soryu-a/cgroup.procs" "$CG/soryu-b/cgroup.procs" 2>/dev/null | tr '\n' ' ')"
+    for p in "${pids[@]}"; do echo "$p" >"$dst/cgroup.procs" 2>/dev/null && n=$((n + 1)); done
+    if [ $((round % 5)) = 4 ]; then
+      echo -cpu >"$CG/cgroup.subtree_control" 2>/dev/null && echo +cpu >"$CG/cgroup.subtree_control" 2>/dev/null &&
+        toggles=$((toggles + 1))
+    fi
+    round=$((round + 1))
+    echo "$round $n $toggles" >"$SORYU_OUT/$CASE.moves"
     sleep 0.1
   done
 }
 
 w_cgroup() {
   if [ ! -f $CG/cgroup.procs ]; then mount -t cgroup2 none $CG || { fail "cannot mount cgroup2"; return 0; }; fi
+  # Without the cpu controller sched_ext's cgroup callbacks never run.
+  echo +cpu >$CG/cgroup.subtree_control || { fail "cannot enable the cpu controller"; return 0; }
   mkdir -p $CG/soryu-a $CG/soryu-b
   stress s --cpu "$ncpu" --pipe 1
-  sleep 2 # let stress-ng start its workers, which the mover then moves
+  sleep 2 # let stress-ng start its workers
+  local p
+  for p in $(pgrep stress-ng); do echo "$p" >$CG/soryu-a/cgroup.procs 2>/dev/null || true; done
   cgroup_mover &
   local mover=$!
   observe
   kill "$mover" 2>/dev/null || true
   wait "$mover" 2>/dev/null || true
   work_stop
-  local moves
-  moves=$(cat "$SORYU_OUT/$CASE.moves" 2>/dev/null || echo 0)
-  trace "$moves cgroup move rounds"
-  # Each round moves every stress-ng task. Under emulation with every CPU
-  # busy the rate varies a lot between runs (7 to 170 rounds in 30 s have
-  # been seen); what must hold is that running tasks were moved repeatedly.
-  [ "$moves" -ge 3 ] || fail "only $moves cgroup move rounds in ${secs}s"
+  local rounds moves toggles
+  read -r rounds moves toggles <"$SORYU_OUT/$CASE.moves" || true
+  trace "${rounds:-0} rounds, ${moves:-0} task moves, ${toggles:-0} controller toggles"
+  grep -qw cpu $CG/soryu-a/cgroup.controllers || fail "the cpu controller is not on in the test cgroups"
+  # Under emulation with every CPU busy the rate varies a lot between runs;
+  # what must hold is that running tasks were moved, repeatedly, and the
+  # controller switched under load.
+  [ "${moves:-0}" -ge 10 ] || fail "only ${moves:-0} task moves accepted in ${secs}s"
+  [ "${toggles:-0}" -ge 1 ] || fail "the cpu controller was never toggled under load"
+  ran s cpu
+  for p in $(cat $CG/soryu-a/cgroup.procs $CG/soryu-b/cgroup.procs 2>/dev/null); do
+    echo "$p" >$CG/cgroup.procs 2>/dev/null || true
+  done
   rmdir $CG/soryu-a $CG/soryu-b 2>/dev/null || true
 }
 
@@ -200,7 +289,7 @@ dmesg_check_hotplug() {
 }
 
 workloads=("$@")
-[ ${#workloads[@]} -gt 0 ] || workloads=(forkstorm threads affinity nicechurn hotplug cgroup memory)
+[ ${#workloads[@]} -gt 0 ] || workloads=(forkstorm threads affinity nicechurn yield rtswitch rthogs hotplug cgroup memory)
 echo "hostile: $(uname -r), $ncpu CPUs, ${secs}s per workload: ${workloads[*]}"
 
 for w in "${workloads[@]}"; do

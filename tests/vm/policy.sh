@@ -48,10 +48,11 @@ ALL_ON=(--clear-bitmap --boost-on-wake --vtime)
 TICK_MS=4 # HZ=250 in the guest kernel; checked against the report below
 PIDS=()
 
-hog() { # hog NICE CPUS: a shell busy loop; prints its pid
-  taskset -c "$2" nice -n "$1" sh -c 'while :; do :; done' &
-  PIDS+=($!)
-  echo $!
+HOG=
+hog() { # hog NICE CPUS: a shell busy loop; its pid in HOG (and PIDS)
+  taskset -c "$2" nice -n "$1" sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 &
+  HOG=$!
+  PIDS+=("$HOG")
 }
 kill_all() {
   local p
@@ -84,8 +85,10 @@ waker() { # waker PERIOD_MS SECS NICE [CPUS]: JSON line of its oversleeps
 
 c_strict() {
   local a b a0 b0 a1 b1 secs=15
-  a=$(hog 0 "$last")
-  b=$(hog 5 "$last")
+  hog 0 "$last"
+  a=$HOG
+  hog 5 "$last"
+  b=$HOG
   sleep 3 # both climb to the ceiling: 24 slices
   a0=$(cputime "$a") b0=$(cputime "$b")
   sleep "$secs"
@@ -99,7 +102,10 @@ c_strict() {
 
 c_order() {
   local h=() t0=() t1=() i w p50 total=0
-  for i in 0 1 2; do h+=("$(hog -20 "$last")"); done
+  for i in 0 1 2; do
+    hog -20 "$last"
+    h+=("$HOG")
+  done
   sleep 2
   for i in 0 1 2; do t0+=("$(cputime "${h[$i]}")"); done
   w=$(waker 20 12 4 "$last")
@@ -121,7 +127,7 @@ c_order() {
 
 c_preempt() {
   local i w
-  for i in $(seq "$ncpu"); do hog 19 "0-$last" >/dev/null; done
+  for i in $(seq "$ncpu"); do hog 19 "0-$last"; done
   sleep 3
   w=$(waker 10 10 -20)
   kill_all

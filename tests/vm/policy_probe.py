@@ -3,8 +3,8 @@
 clock (never with the scheduler's figures).
 
     policy_probe.py waker PERIOD_MS SECS NICE
-        Sleeps PERIOD_MS at a time for SECS at NICE, running ~50 us per
-        wakeup. Prints one JSON line: wakeups, and the oversleep (time from
+        Sleeps PERIOD_MS (+ up to 4 ms of jitter) at a time for SECS at
+        NICE, running ~50 us per wakeup. Prints one JSON line: wakeups, and the oversleep (time from
         the timer's expiry to running again) at p50, p95 and max, in ms.
 
     policy_probe.py boost KIND PIDFILE
@@ -20,6 +20,7 @@ clock (never with the scheduler's figures).
 """
 import json
 import os
+import random
 import sys
 import time
 
@@ -38,9 +39,13 @@ def waker(period_ms, secs, nice):
     late = []
     end = clock() + secs
     while clock() < end:
+        # A jittered period: a task that wakes a fixed time after it ran
+        # (which is at a tick when hogs share its CPU) would always wake at
+        # the same phase of the tick and measure that phase, not the policy.
+        p = period + random.uniform(0, 0.004)
         t = clock()
-        time.sleep(period)
-        late.append(clock() - t - period)
+        time.sleep(p)
+        late.append(clock() - t - p)
         spin(0.00005)
     late.sort()
     n = len(late)
