@@ -337,16 +337,16 @@ pub struct Metrics {
     pub dispatch_keep: u64,
     #[stat(desc = "Level DSQs probed")]
     pub probes: u64,
-    #[stat(desc = "Probes per dispatch call, mean")]
+    #[stat(desc = "Probes per dispatch call, mean; null without dispatch calls")]
     #[serde(deserialize_with = "nullable")]
     pub probes_mean: f64,
-    #[stat(desc = "Probes per dispatch call, median")]
+    #[stat(desc = "Probes per dispatch call, median; null without dispatch calls")]
     #[serde(deserialize_with = "nullable")]
     pub probes_p50: f64,
-    #[stat(desc = "Probes per dispatch call, 99th percentile")]
+    #[stat(desc = "Probes per dispatch call, 99th percentile; null without dispatch calls")]
     #[serde(deserialize_with = "nullable")]
     pub probes_p99: f64,
-    #[stat(desc = "Probes per dispatch call, maximum")]
+    #[stat(desc = "Probes per dispatch call, maximum; null without dispatch calls")]
     #[serde(deserialize_with = "nullable")]
     pub probes_max: f64,
     #[stat(desc = "Tasks served by the anti-starvation probe")]
@@ -359,7 +359,7 @@ pub struct Metrics {
     pub preempt_kicks: u64,
     #[stat(desc = "Attempts that found no CPU to take the task")]
     pub preempt_none: u64,
-    #[stat(desc = "preempt_none as a percentage of attempts")]
+    #[stat(desc = "preempt_none as a percentage of attempts; null without attempts")]
     #[serde(deserialize_with = "nullable")]
     pub preempt_none_pct: f64,
     #[stat(desc = "DSQ inserts the kernel refused (must be 0)")]
@@ -374,63 +374,63 @@ pub struct Metrics {
     pub tasks_running: u64,
     #[stat(desc = "Interactive wakeups (boost < 0 at wakeup)")]
     pub int_count: u64,
-    #[stat(desc = "Interactive wake-to-run p50 (us, bucket lower bound)")]
+    #[stat(desc = "Interactive wake-to-run p50 (us, bucket lower bound); null without wakeups")]
     #[serde(deserialize_with = "nullable")]
     pub int_p50_us: f64,
-    #[stat(desc = "Interactive wake-to-run p99 (us, bucket lower bound)")]
+    #[stat(desc = "Interactive wake-to-run p99 (us, bucket lower bound); null without wakeups")]
     #[serde(deserialize_with = "nullable")]
     pub int_p99_us: f64,
-    #[stat(desc = "Interactive wake-to-run p99.9 (us, bucket lower bound)")]
+    #[stat(desc = "Interactive wake-to-run p99.9 (us, bucket lower bound); null without wakeups")]
     #[serde(deserialize_with = "nullable")]
     pub int_p999_us: f64,
-    #[stat(desc = "Interactive longest wait (us)")]
+    #[stat(desc = "Interactive longest wait (us); null without wakeups")]
     #[serde(deserialize_with = "nullable")]
     pub int_max_us: f64,
-    #[stat(desc = "Interactive longest wait (jiffies)")]
+    #[stat(desc = "Interactive longest wait (jiffies); null without wakeups")]
     #[serde(deserialize_with = "nullable")]
     pub int_max_jiffies: f64,
-    #[stat(desc = "Interactive wakeups waiting >= 2^20 ns (%)")]
+    #[stat(desc = "Interactive wakeups waiting >= 2^20 ns (%); null without wakeups")]
     #[serde(deserialize_with = "nullable")]
     pub int_over_1ms_pct: f64,
-    #[stat(desc = "Interactive wakeups waiting >= 2^22 ns (%)")]
+    #[stat(desc = "Interactive wakeups waiting >= 2^22 ns (%); null without wakeups")]
     #[serde(deserialize_with = "nullable")]
     pub int_over_4ms_pct: f64,
-    #[stat(desc = "Interactive wakeups waiting >= 2^24 ns (%)")]
+    #[stat(desc = "Interactive wakeups waiting >= 2^24 ns (%); null without wakeups")]
     #[serde(deserialize_with = "nullable")]
     pub int_over_16ms_pct: f64,
     #[stat(desc = "Other wakeups")]
     pub oth_count: u64,
-    #[stat(desc = "Other wake-to-run p50 (us, bucket lower bound)")]
+    #[stat(desc = "Other wake-to-run p50 (us, bucket lower bound); null without wakeups")]
     #[serde(deserialize_with = "nullable")]
     pub oth_p50_us: f64,
-    #[stat(desc = "Other wake-to-run p99 (us, bucket lower bound)")]
+    #[stat(desc = "Other wake-to-run p99 (us, bucket lower bound); null without wakeups")]
     #[serde(deserialize_with = "nullable")]
     pub oth_p99_us: f64,
-    #[stat(desc = "Other wake-to-run p99.9 (us, bucket lower bound)")]
+    #[stat(desc = "Other wake-to-run p99.9 (us, bucket lower bound); null without wakeups")]
     #[serde(deserialize_with = "nullable")]
     pub oth_p999_us: f64,
-    #[stat(desc = "Other longest wait (us)")]
+    #[stat(desc = "Other longest wait (us); null without wakeups")]
     #[serde(deserialize_with = "nullable")]
     pub oth_max_us: f64,
-    #[stat(desc = "Other longest wait (jiffies)")]
+    #[stat(desc = "Other longest wait (jiffies); null without wakeups")]
     #[serde(deserialize_with = "nullable")]
     pub oth_max_jiffies: f64,
-    #[stat(desc = "Other wakeups waiting >= 2^20 ns (%)")]
+    #[stat(desc = "Other wakeups waiting >= 2^20 ns (%); null without wakeups")]
     #[serde(deserialize_with = "nullable")]
     pub oth_over_1ms_pct: f64,
-    #[stat(desc = "Other wakeups waiting >= 2^22 ns (%)")]
+    #[stat(desc = "Other wakeups waiting >= 2^22 ns (%); null without wakeups")]
     #[serde(deserialize_with = "nullable")]
     pub oth_over_4ms_pct: f64,
-    #[stat(desc = "Other wakeups waiting >= 2^24 ns (%)")]
+    #[stat(desc = "Other wakeups waiting >= 2^24 ns (%); null without wakeups")]
     #[serde(deserialize_with = "nullable")]
     pub oth_over_16ms_pct: f64,
-    #[stat(desc = "Enqueued tasks at the boost floor, -12 (%)")]
+    #[stat(desc = "Enqueued tasks at the boost floor, -12 (%); null without enqueues")]
     #[serde(deserialize_with = "nullable")]
     pub boost_floor_pct: f64,
-    #[stat(desc = "Enqueued tasks between floor and ceiling (%)")]
+    #[stat(desc = "Enqueued tasks between floor and ceiling (%); null without enqueues")]
     #[serde(deserialize_with = "nullable")]
     pub boost_between_pct: f64,
-    #[stat(desc = "Enqueued tasks at the boost ceiling, +12 (%)")]
+    #[stat(desc = "Enqueued tasks at the boost ceiling, +12 (%); null without enqueues")]
     #[serde(deserialize_with = "nullable")]
     pub boost_ceiling_pct: f64,
 }
