@@ -123,8 +123,8 @@ pub fn read_max_waits(map: &dyn MapCore, epoch: u64) -> Result<[u64; 2]> {
 fn max_waits_of(per_cpu: &[soryu_stats], epoch: u64) -> [u64; 2] {
     let mut m = [0u64; 2];
     for c in per_cpu.iter().filter(|c| c.max_wait_epoch == epoch) {
-        for k in 0..2 {
-            m[k] = m[k].max(c.max_wait_ns[k]);
+        for (acc, &v) in m.iter_mut().zip(&c.max_wait_ns) {
+            *acc = (*acc).max(v);
         }
     }
     m
@@ -171,8 +171,8 @@ impl MaxWaits {
         lock(&self.subs).retain(|w| match w.upgrade() {
             Some(sub) => {
                 let mut acc = lock(&sub);
-                for k in 0..2 {
-                    acc[k] = acc[k].max(m[k]);
+                for (a, &v) in acc.iter_mut().zip(&m) {
+                    *a = (*a).max(v);
                 }
                 true
             }

@@ -217,7 +217,7 @@ fn build_notes(runs: &[&Run]) -> Vec<String> {
         .collect();
     if !debug.is_empty() {
         notes.push(format!(
-            "debug build (slower BPF loader and daemon, same BPF program): {}",
+            "from a debug build (a slower daemon): {}",
             debug.join(", ")
         ));
     }

@@ -311,7 +311,7 @@ mod tests {
     #[test]
     fn tally_drops_ties_and_follows_direction() {
         let pairs = vec![(1.0, 2.0), (1.0, 2.0), (3.0, 3.0), (3.0, 3.0), (5.0, 4.0)];
-        let lower = tally(&[pairs.clone()], false, 0, None);
+        let lower = tally(std::slice::from_ref(&pairs), false, 0, None);
         assert_eq!(
             (lower.pairs, lower.a_better, lower.b_better, lower.ties),
             (5, 2, 1, 2)

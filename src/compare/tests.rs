@@ -555,8 +555,8 @@ fn round_trip_through_the_daemons_writer() {
             r.exit(crate::record::ExitRecord::from_uei(64, 0, &[], &[]), 250);
         }
     }
-    let a = load_side(&[pa.clone()], "A").unwrap();
-    let b = load_side(&[pb.clone()], "B").unwrap();
+    let a = load_side(std::slice::from_ref(&pa), "A").unwrap();
+    let b = load_side(std::slice::from_ref(&pb), "B").unwrap();
     assert_eq!((a.len(), a[0].intervals.len(), a[0].exits.len()), (2, 8, 1));
     assert_eq!(a[0].header.knobs["vtime"], false);
     assert_eq!(b[0].header.knobs["vtime"], true);
