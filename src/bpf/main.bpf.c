@@ -436,16 +436,16 @@ static void keep_grant(u32 lvl, u64 *enq_flags)
 /* --inject-stall: is @p one of the tasks to strand? */
 static bool stall_injected(const struct task_struct *p)
 {
-	u32 i;
+	int i;
 
 	if (!stall_comm[0])
 		return false;
-	bpf_for(i, 0, sizeof(stall_comm)) {
-		char c = stall_comm[i & (sizeof(stall_comm) - 1)];
-
-		if (c != p->comm[i & (sizeof(p->comm) - 1)])
+	/* unrolled: constant offsets into p->comm, as the verifier requires */
+#pragma unroll
+	for (i = 0; i < sizeof(stall_comm); i++) {
+		if (stall_comm[i] != p->comm[i])
 			return false;
-		if (!c)
+		if (!stall_comm[i])
 			break;
 	}
 	return true;
@@ -722,9 +722,10 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(soryu_init)
 	kernel_hz = CONFIG_HZ;
 	loaded_at = now;
 	if (inject_verifier_reject) {
-		struct cpu_ctx *cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero);
+		struct soryu_task_ctx *t = bpf_task_storage_get(&task_ctxs,
+				bpf_get_current_task_btf(), 0, 0);
 
-		cctx->level = 0;	/* no NULL check: the verifier must refuse */
+		t->boost = 0;	/* no NULL check: the verifier must refuse */
 	}
 	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
 		u64 *ls = MEMBER_VPTR(last_served, [lvl]);
