@@ -61,6 +61,19 @@ pub struct Opts {
     #[arg(long, value_name = "PATH")]
     pub report_json: Option<PathBuf>,
 
+    /// Every --report-sec interval, write the figures in the Prometheus text
+    /// format to PATH (replaced whole), for node_exporter's textfile
+    /// collector; counters count from the daemon's start. "auto":
+    /// /var/lib/prometheus/node-exporter/scx_soryu.prom whenever that
+    /// directory exists, nothing while it does not.
+    #[arg(long, value_name = "PATH|auto")]
+    pub prometheus: Option<PathBuf>,
+
+    /// Name this run: the run_id label of every Prometheus series and of the
+    /// JSON header (default: "<start time in ms since the Unix epoch>-<pid>").
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+
     /// Run the scheduler and print scx_stats figures every SECS seconds.
     #[arg(long, value_name = "SECS")]
     pub stats: Option<f64>,
@@ -73,7 +86,8 @@ pub struct Opts {
     #[arg(long)]
     pub help_stats: bool,
 
-    /// Bytes of the kernel's debug dump to keep when the scheduler exits on error.
+    /// Bytes of the kernel's debug dump to keep when the scheduler exits on
+    /// error (0: the kernel's default, 32 KiB).
     #[arg(long, default_value_t = 0, value_name = "BYTES")]
     pub exit_dump_len: u32,
 
@@ -89,6 +103,11 @@ pub struct Opts {
     /// exit, for tools that file outside measurements in soryu's layout.
     #[arg(long, hide = true)]
     pub lat_buckets: bool,
+
+    /// Write the --prometheus file of three intervals of synthetic figures to
+    /// PATH and exit (the format's tests; no scheduler is loaded).
+    #[arg(long, hide = true, value_name = "PATH")]
+    pub prometheus_sample: Option<PathBuf>,
 
     /// Test only: make the BPF program fail with scx_bpf_error() this many
     /// milliseconds after load, to exercise the error-exit path.
@@ -127,6 +146,9 @@ pub const MAX_SLICE_US: u64 = 1_000_000;
 /// Longest report, stats or monitor interval: one day. Longer ones are a
 /// typo, and overflow the clocks they are added to.
 pub const MAX_INTERVAL_S: u64 = 86_400;
+
+/// Longest --run-id: a label value, not a document.
+pub const MAX_RUN_ID_LEN: usize = 128;
 
 /// Largest kernel debug dump kept on an error exit: 16 MiB.
 pub const MAX_EXIT_DUMP_LEN: u32 = 16 << 20;
@@ -195,6 +217,44 @@ impl Opts {
         if let Some(comm) = &self.inject_stall {
             if comm.is_empty() || comm.len() > 15 {
                 bail!("--inject-stall takes a task name of 1 to 15 bytes");
+            }
+        }
+        if let Some(id) = &self.run_id {
+            if id.is_empty()
+                || id.len() > MAX_RUN_ID_LEN
+                || !id.bytes().all(|b| b.is_ascii_graphic())
+            {
+                bail!("--run-id takes 1 to {MAX_RUN_ID_LEN} printable ASCII characters without spaces, got {id:?}");
+            }
+        }
+        if self.monitor.is_some() && self.prometheus.is_some() {
+            bail!(
+                "--monitor only reads a running scx_soryu; it cannot be combined with --prometheus"
+            );
+        }
+        if let Some(path) = &self.prometheus {
+            if path.as_os_str().is_empty() {
+                bail!("--prometheus needs a file path, or auto");
+            }
+            if let crate::prometheus::Target::File(path) = crate::prometheus::Target::from_arg(path)
+            {
+                let dir = match path.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d,
+                    _ => std::path::Path::new("."),
+                };
+                if !dir.is_dir() {
+                    bail!(
+                        "--prometheus {}: directory {} does not exist (auto writes only when node_exporter's directory exists)",
+                        path.display(),
+                        dir.display()
+                    );
+                }
+                if path.is_dir() {
+                    bail!("--prometheus {}: is a directory; give a file path such as {}/scx_soryu.prom", path.display(), path.display());
+                }
+            }
+            if self.report_sec == 0 {
+                bail!("--prometheus writes its file every --report-sec interval; --report-sec 0 turns reports off");
             }
         }
         if self.monitor.is_some() && (self.stats.is_some() || self.report_json.is_some()) {
@@ -274,6 +334,15 @@ mod tests {
             &["--report-sec", "18446744073709551615"],
             &["--report-sec", "86401"],
             &["--exit-dump-len", "4294967295"],
+            &["--prometheus", "x.prom", "--report-sec", "0"],
+            &["--prometheus", "/nonexistent-dir/x.prom"],
+            &["--prometheus", "/tmp"],
+            &["--prometheus", ""],
+            &["--prometheus", "auto", "--monitor", "1"],
+            &["--run-id", ""],
+            &["--run-id", "a b"],
+            &["--run-id", "tab\there"],
+            &["--run-id", &"x".repeat(MAX_RUN_ID_LEN + 1)],
         ] {
             assert!(parse(args).is_err(), "accepted {args:?}");
         }
@@ -285,6 +354,14 @@ mod tests {
         parse(&["--slice-us", "1000000", "--starve-ms", "1001"]).unwrap();
         parse(&["--starve-ms", &max_starve_ms().to_string()]).unwrap();
         parse(&["--report-sec", "0"]).unwrap();
+        parse(&["--prometheus", "auto", "--run-id", "bench-a_1:x"]).unwrap();
+        parse(&[
+            "--prometheus",
+            "m.prom",
+            "--run-id",
+            &"x".repeat(MAX_RUN_ID_LEN),
+        ])
+        .unwrap();
     }
 
     #[test]

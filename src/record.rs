@@ -156,11 +156,8 @@ pub struct ExitRecord {
     pub intervals: u64,
 }
 
-// Not called yet: the exit path of scheduler.rs (Scheduler::run, after the
-// link is dropped, before uei_report!) is where it belongs:
-//     let u = &self.skel.maps.data_data.as_ref().unwrap().uei;
-//     reporter.exit(ExitRecord::from_uei(u.kind, u.exit_code, &u.reason, &u.msg), self.kernel_hz);
-#[allow(dead_code)]
+// Written by Scheduler::run once the link is dropped and the kernel has
+// filled in the exit info.
 impl ExitRecord {
     /// From the fields of the BPF side's struct user_exit_info (`uei` in
     /// the skeleton's data section): `reason` and `msg` are its C strings.
@@ -190,7 +187,6 @@ impl ExitRecord {
     }
 }
 
-#[allow(dead_code)]
 fn exit_kind_name(kind: i32) -> &'static str {
     use scx_utils::ScxExitKind as K;
     [

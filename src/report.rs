@@ -17,6 +17,7 @@ use anyhow::{Context, Result};
 use crate::bpf_intf::*;
 use crate::cli::Opts;
 use crate::policy;
+use crate::prometheus::{PromSink, RunInfo, Target};
 use crate::record::{self, ExitRecord, Header, IntervalRecord, Record};
 use crate::stats::{Interval, MaxWaitSub, Metrics, Snapshot, MAX_WAITS};
 
@@ -183,8 +184,9 @@ pub fn kernel_release() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-/// "<ms since the Unix epoch>-<pid>": unique per start.
-fn new_run_id() -> String {
+/// "<ms since the Unix epoch>-<pid>": unique per start (a pid is not
+/// reused within the same millisecond). --run-id sets another.
+pub fn new_run_id() -> String {
     let ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
@@ -240,7 +242,8 @@ fn ends_with_newline(path: &Path) -> bool {
     f.read_exact(&mut last).map_or(true, |()| last[0] == b'\n')
 }
 
-/// Where interval reports go: stdout, and the --report-json file. It
+/// Where interval reports go: stdout, the --report-json file and the
+/// --prometheus file. It
 /// outlives a scheduler restart (CPU hotplug): the run keeps its header,
 /// interval indices keep counting, and the report schedule keeps its beat.
 /// A new start of the daemon appends a new run (a new header, indices from
@@ -250,6 +253,7 @@ pub struct Reporter<'a> {
     text: Option<Box<dyn Write + Send>>,
     json: Option<JsonSink>,
     json_path: PathBuf,
+    prom: Option<PromSink>,
     /// Where the one message about a failed output goes.
     errors: Box<dyn Write + Send>,
     run_id: String,
@@ -270,13 +274,19 @@ impl<'a> Reporter<'a> {
             .as_deref()
             .map(JsonSink::open)
             .transpose()?;
+        let run_id = opts.run_id.clone().unwrap_or_else(new_run_id);
+        let prom = opts
+            .prometheus
+            .as_deref()
+            .map(|p| PromSink::new(Target::from_arg(p), RunInfo::new(opts, &run_id)));
         Ok(Reporter {
             opts,
             text: Some(Box::new(std::io::stdout())),
             json,
             json_path: opts.report_json.clone().unwrap_or_default(),
+            prom,
             errors: Box::new(std::io::stderr()),
-            run_id: new_run_id(),
+            run_id,
             header_written: false,
             index: 0,
             prev: None,
@@ -302,7 +312,7 @@ impl<'a> Reporter<'a> {
         self.prev = Some(cur);
     }
 
-    /// One interval's text lines and JSON record.
+    /// One interval's text lines, JSON record and Prometheus file.
     pub fn write_interval(&mut self, iv: &Interval, kernel_hz: u32) {
         let mut text = format_text(self.index, &iv.metrics);
         if let Some(cost) = format_cost(iv) {
@@ -312,12 +322,14 @@ impl<'a> Reporter<'a> {
         self.write_text(&text);
         let rec = Record::Interval(IntervalRecord::new(self.index, iv));
         self.write_json(&rec, kernel_hz);
+        if let Some(prom) = self.prom.as_mut() {
+            prom.interval(iv, &mut *self.errors);
+        }
         self.index += 1;
     }
 
-    /// The kernel ended the scheduler: one exit record (see
-    /// ExitRecord::from_uei for where the daemon calls it).
-    #[allow(dead_code)]
+    /// The scheduler ended (detached by the daemon, or ejected by the
+    /// kernel): one exit record with the kernel's reason.
     pub fn exit(&mut self, mut e: ExitRecord, kernel_hz: u32) {
         e.intervals = self.index;
         self.write_json(&Record::Exit(e), kernel_hz);
@@ -589,6 +601,72 @@ pub mod tests {
             "{e}"
         );
         assert_eq!(out.text().matches("[soryu] #").count(), 3);
+    }
+
+    #[test]
+    fn run_id_names_the_json_run_and_every_series() {
+        let dir = temp_dir("report-runid");
+        let json = dir.join("r.jsonl");
+        let prom = dir.join("m.prom");
+        let o = opts(&[
+            "--report-json",
+            json.to_str().unwrap(),
+            "--prometheus",
+            prom.to_str().unwrap(),
+            "--run-id",
+            "bench-a1",
+        ]);
+        let (mut r, _, err) = reporter(&o);
+        r.write_interval(&synthetic(1.0), 250);
+        let text = std::fs::read_to_string(&json).unwrap();
+        let metrics = std::fs::read_to_string(&prom).unwrap();
+        drop(r);
+        assert!(!prom.exists(), "the metrics file goes with the daemon");
+        std::fs::remove_dir_all(&dir).unwrap();
+        let Record::Header(h) = serde_json::from_str(text.lines().next().unwrap()).unwrap() else {
+            panic!("{text}")
+        };
+        assert_eq!(h.run_id.as_deref(), Some("bench-a1"));
+        let series: Vec<&str> = metrics.lines().filter(|l| !l.starts_with('#')).collect();
+        assert!(series.len() > 20);
+        for l in series {
+            assert!(l.contains(r#"{run_id="bench-a1""#), "{l}");
+        }
+        assert_eq!(err.text(), "");
+        // without --run-id: "<ms>-<pid>"
+        let (r, _, _) = reporter(&opts(&[]));
+        let (ms, pid) = r.run_id.split_once('-').unwrap();
+        assert!(ms.parse::<u64>().unwrap() > 1_600_000_000_000);
+        assert_eq!(pid, std::process::id().to_string());
+    }
+
+    /// The scheduler reloads (CPU hotplug): its maps start from zero, the
+    /// Prometheus counters of the run do not.
+    #[test]
+    fn prometheus_counters_survive_a_reload() {
+        use crate::bpf_intf::{soryu_counter_SORYU_CNT_WAKEUPS as WAKEUPS, soryu_stats};
+        let dir = temp_dir("report-reload");
+        let prom = dir.join("m.prom");
+        let o = opts(&["--prometheus", prom.to_str().unwrap(), "--run-id", "r"]);
+        let (mut r, _, _) = reporter(&o);
+        let snap = |wakeups: u64| {
+            // SAFETY: plain integers; all-zero is valid.
+            let mut st: soryu_stats = unsafe { std::mem::zeroed() };
+            st.cnt[WAKEUPS as usize] = wakeups;
+            Snapshot::from_percpu(&[st], 0)
+        };
+        r.start(snap(0));
+        r.interval(snap(10), 250);
+        r.start(snap(0)); // reloaded: new maps
+        r.interval(snap(5), 250);
+        let text = std::fs::read_to_string(&prom).unwrap();
+        drop(r);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            text.contains("scx_soryu_wakeups_total{run_id=\"r\"} 15\n"),
+            "{text}"
+        );
+        assert!(text.contains("scx_soryu_reports_total{run_id=\"r\"} 2\n"));
     }
 
     #[test]

@@ -229,6 +229,11 @@ impl<'a> Scheduler<'a> {
         // Detach before reading the exit info: the kernel fills it in on
         // unregister, and the system is back on its default scheduler.
         self.link.take();
+        if let Some(d) = self.skel.maps.data_data.as_ref() {
+            let u = &d.uei;
+            let rec = crate::record::ExitRecord::from_uei(u.kind, u.exit_code, &u.reason, &u.msg);
+            reporter.exit(rec, self.kernel_hz);
+        }
         uei_report!(&self.skel, uei)
     }
 }

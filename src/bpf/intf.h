@@ -130,6 +130,7 @@ struct soryu_task_ctx {
 	u64 exec_base;		/* se.sum_exec_runtime when last charged */
 	u64 last_ran;		/* when the task last stopped running */
 	u64 wake_at;		/* when it woke, 0 once its wait was recorded */
+	u64 queued_at;		/* when it was last queued on a level, 0 once it ran */
 	u32 wake_class;		/* SORYU_CLASS_* it woke in */
 	u8 granted;		/* holds an unfinished starvation grant */
 };

@@ -469,6 +469,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 
 	lvl = task_level(p, tctx);
 	tctx->enq_level = lvl;
+	tctx->queued_at = scx_bpf_now();
 	slice = slice_left(tctx);
 	mark_level(lvl);
 	if (tctx->granted)
@@ -578,6 +579,7 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 		return;
 
 	tctx->exec_base = p->se.sum_exec_runtime;
+	tctx->queued_at = 0;
 	lvl = task_level(p, tctx);
 	if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero))) {
 		cctx->level = lvl;
@@ -754,6 +756,9 @@ void BPF_STRUCT_OPS(soryu_exit, struct scx_exit_info *ei)
 	UEI_RECORD(uei, ei);
 }
 
+/* ops.dump, ops.dump_cpu, ops.dump_task: the state behind an ejection */
+#include "dump.bpf.c"
+
 SCX_OPS_DEFINE(soryu_ops,
 	       .select_cpu	= (void *)soryu_select_cpu,
 	       .runnable	= (void *)soryu_runnable,
@@ -767,5 +772,8 @@ SCX_OPS_DEFINE(soryu_ops,
 	       .enable		= (void *)soryu_enable,
 	       .init		= (void *)soryu_init,
 	       .exit		= (void *)soryu_exit,
+	       .dump		= (void *)soryu_dump,
+	       .dump_cpu	= (void *)soryu_dump_cpu,
+	       .dump_task	= (void *)soryu_dump_task,
 	       .timeout_ms	= SORYU_TIMEOUT_MS,
 	       .name		= "soryu");

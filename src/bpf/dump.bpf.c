@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * scx_soryu: what the kernel's debug dump shows of soryu when it ejects the
+ * scheduler (a stall, a BPF error) or on SysRq-D. The kernel prints the
+ * dump to its log and hands it to the daemon (--exit-dump-len), which
+ * prints it on an error exit. Included by main.bpf.c; reads its state and
+ * changes nothing.
+ *
+ *   soryu: lvl_bitmap=0x...  vtime_now=...
+ *   soryu: level L queued N last_served -Tms       (levels that hold tasks)
+ *   soryu: cpu C level L grant G                    (per CPU)
+ *   soryu: task boost B level L waited Tms ...      (per runnable task)
+ */
+
+/* Milliseconds since @t, 0 for "never". */
+static u64 ms_since(u64 now, u64 t)
+{
+	return t && time_after(now, t) ? (now - t) / 1000000 : 0;
+}
+
+void BPF_STRUCT_OPS(soryu_dump, struct scx_dump_ctx *dctx)
+{
+	u64 now = scx_bpf_now();
+	u32 lvl;
+
+	scx_bpf_dump("soryu: lvl_bitmap=0x%llx vtime_now=%llu starve_ms=%llu slice_us=%llu\n",
+		     READ_ONCE(lvl_bitmap), READ_ONCE(vtime_now),
+		     starve_ns / 1000000, slice_ns / 1000);
+	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
+		u64 *ls = MEMBER_VPTR(last_served, [lvl]);
+		s32 n = scx_bpf_dsq_nr_queued(lvl);
+
+		if (n <= 0 || !ls)
+			continue;
+		scx_bpf_dump("soryu: level %u queued %d last_served %llums ago\n",
+			     lvl, n, ms_since(now, READ_ONCE(*ls)));
+	}
+}
+
+void BPF_STRUCT_OPS(soryu_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool idle)
+{
+	u32 zero = 0;
+	struct cpu_ctx *cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
+
+	if (!cctx || idle)
+		return;
+	scx_bpf_dump("soryu: cpu %d level %u grant %d\n", cpu, cctx->level,
+		     cctx->starve_grant);
+}
+
+void BPF_STRUCT_OPS(soryu_dump_task, struct scx_dump_ctx *dctx, struct task_struct *p)
+{
+	struct soryu_task_ctx *tctx = lookup_task_ctx(p);
+	u64 now = scx_bpf_now();
+
+	if (!tctx)
+		return;
+	/* the first 64 CPUs of the mask; n counts them all */
+	scx_bpf_dump("soryu: task boost %d level %u queued_level %u waited %llums used_us %llu granted %d cpus 0x%llx n %d\n",
+		     tctx->boost, task_level(p, tctx), tctx->enq_level,
+		     ms_since(now, tctx->queued_at), tctx->used_ns / 1000,
+		     tctx->granted, p->cpus_ptr->bits[0], p->nr_cpus_allowed);
+}
