@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Guest side of bench/run.sh: one workload under several scheduler
-configurations, back to back in one boot, for several rounds, reversing the
-order of the configurations every round.
+"""The benchmark of bench/run.sh: one workload under several scheduler
+configurations, back to back, for several rounds, reversing the order of the
+configurations every round. The same code runs in the VM (bench/guest.sh,
+through vm/run.sh) and on this machine (bench/run.sh --host).
 
-    guest.py OUTDIR WORKLOAD INTERVALS INTERVAL_S ROUNDS CONFIG...
+    guest.py check WORKLOAD CONFIG...       are these names known? (exit 2)
+    guest.py preflight WORKLOAD CONFIG...   can this machine run it? (exit 1)
+    guest.py run [--vm] OUTDIR WORKLOAD INTERVALS INTERVAL_S ROUNDS CONFIG...
 
 Every run is measured from outside the scheduler, with tools nobody here
 wrote, so that the kernel's default scheduler and peer schedulers are
@@ -12,127 +15,341 @@ measured exactly like soryu:
 - wakeup latency of an interactive probe: cyclictest (rt-tests) with a
   SCHED_OTHER measurement thread waking every millisecond, its histogram
   read after each interval;
-- throughput: stress-ng's bogo ops per second (cpu, fork), or the mean
-  time of fixed hackbench (rt-tests) runs.
+- throughput: stress-ng's bogo ops per second (fork, exec), the mean time
+  of fixed hackbench (rt-tests) or `perf bench sched messaging` jobs, or
+  the mean round trip of `perf bench sched pipe` (Debian's linux-perf).
 
 Each run becomes OUTDIR/<config>-r<round>.jsonl in the shape of soryu's
---report-json (a header, then one record per interval, figures named ext_*)
-so that `scx_soryu compare` pairs them. soryu runs also keep soryu's own
-report in OUTDIR/<config>-r<round>.soryu.jsonl.
+--report-json (src/record.rs: a header, then one interval record per
+interval, figures named ext_*) so that `scx_soryu compare` pairs them.
+soryu runs also keep soryu's own report in OUTDIR/<config>-r<round>.soryu.jsonl.
+
+The guard, the same in both places: `preflight` refuses, with one line and
+nothing started, a kernel without sched_ext, a caller who is not root,
+another sched_ext scheduler already enabled, or a missing tool; `run` does
+the same first. Every process a run starts (scheduler, load, probe) is
+tracked, in a process group of its own; on the end of the run, a failure,
+SIGINT (Ctrl-C), SIGTERM or SIGHUP the load is stopped, the scheduler is
+sent SIGINT (it detaches) and the kernel must report sched_ext disabled,
+which the last line says. A scheduler whose driver dies unannounced gets
+SIGINT from the kernel (PR_SET_PDEATHSIG).
+
+Environment: SORYU_BIN (the soryu binary), SORYU_KCONFIG (passed as
+--kconfig when set: the VM's kernel has no /boot/config), SORYU_PEERS
+(where bench/peers.sh installed peers), SORYU_SCX_SYSFS (tests only: read
+the sched_ext state there instead of /sys/kernel/sched_ext).
 """
 import bisect
+import ctypes
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 
-SORYU = os.environ["SORYU_BIN"]
-KCONFIG = os.environ["SORYU_KCONFIG"]
-PEERS = os.environ.get("SORYU_PEERS", "")
+SYSFS = os.environ.get("SORYU_SCX_SYSFS", "/sys/kernel/sched_ext")
 
-# config name -> (scheduler, command line or None for the kernel's default)
+# config name -> soryu's flags
 SORYU_CONFIGS = {
     "soryu": [],
     "soryu-clear-bitmap": ["--clear-bitmap"],
     "soryu-boost-on-wake": ["--boost-on-wake"],
     "soryu-vtime": ["--vtime"],
 }
+# workload -> (what it is, the tools it needs besides cyclictest)
+WORKLOADS = {
+    "saturate": ("a CPU hog per CPU; the figure is the probe's latency", ["stress-ng"]),
+    "forkexec": ("stress-ng fork and exec; + their ops/s", ["stress-ng", "setpriv"]),
+    "hackbench": ("hackbench message passing; + mean job time", ["hackbench"]),
+    "messaging": ("perf bench sched messaging; + mean job time", ["perf"]),
+    "pipe": ("perf bench sched pipe, a ping-pong; + mean round trip", ["perf"]),
+}
+PACKAGE = {"setpriv": "util-linux", "cyclictest": "rt-tests", "hackbench": "rt-tests", "stress-ng": "stress-ng", "perf": "linux-perf"}
+# Job sizes of the looped workloads: each job is timed by the tool itself.
+HACKBENCH = ["hackbench", "-g", "4", "-l", "100"]
+MESSAGING = ["perf", "bench", "--format", "simple", "sched", "messaging", "-g", "4", "-l", "100"]
+PIPE_LOOPS = 20000
+PIPE = ["perf", "bench", "--format", "simple", "sched", "pipe", "-l", str(PIPE_LOOPS)]
 NCPU = os.cpu_count()
-# soryu's histogram layout, from soryu itself (policy.h is its one definition)
-BOUNDS = json.loads(subprocess.run([SORYU, "--lat-buckets"], check=True, capture_output=True, text=True).stdout)
+
+
+class Refused(Exception):
+    """This machine cannot run the benchmark; nothing was started."""
+
+
+class Failed(Exception):
+    """The benchmark went wrong after it started."""
+
+
+class Interrupted(Exception):
+    pass
+
+
+def say(msg):
+    print(f"bench: {msg}", flush=True)
+
+
+# ---------------------------------------------------------------------------
+# Names and the machine
+
+
+def check_names(workload, configs):
+    """None, or why these are not a workload and configurations."""
+    if workload not in WORKLOADS:
+        return f"unknown workload '{workload}' (choose one of {', '.join(WORKLOADS)})"
+    for c in configs:
+        if c.startswith("soryu") and c not in SORYU_CONFIGS:
+            return f"unknown soryu configuration '{c}' (choose among {', '.join(SORYU_CONFIGS)})"
+        if not c.replace("_", "").isalnum() or c != c.lower():
+            return f"bad configuration name '{c}' (eevdf, {', '.join(SORYU_CONFIGS)}, or a peer: bpfland, lavd, ...)"
+    dup = sorted({c for c in configs if configs.count(c) > 1})
+    if dup:
+        return f"configuration named twice: {', '.join(dup)}"
+    return None
+
+
+def read(name):
+    try:
+        with open(os.path.join(SYSFS, name)) as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def scx_state():
+    return read("state") or "?"
+
+
+def scx_ops():
+    return read("root/ops")
+
+
+def preflight(workload):
+    """Refused, with one line, when this machine cannot run the benchmark."""
+    if not os.path.isdir(SYSFS):
+        raise Refused(f"this kernel ({os.uname().release}) has no sched_ext ({SYSFS} is missing): "
+                      "boot one built with CONFIG_SCHED_CLASS_EXT=y (Linux 6.12 or later), "
+                      "or run the benchmark in the VM (bench/run.sh without --host)")
+    if os.geteuid() != 0:
+        raise Refused("run as root: the benchmark loads sched_ext schedulers (sudo bench/run.sh --host ...)")
+    state = scx_state()
+    if state != "disabled":
+        raise Refused(f"another sched_ext scheduler is {state} ({scx_ops() or 'name unknown'}): "
+                      "stop it first (e.g. systemctl stop scx scx_soryu); the benchmark loads each configuration itself")
+    for tool in ["cyclictest"] + WORKLOADS[workload][1]:
+        if shutil.which(tool) is None:
+            raise Refused(f"{tool} not found: install {PACKAGE[tool]} (workload {workload} needs it)")
+    if "perf" in WORKLOADS[workload][1]:
+        # Some distributions' perf is a wrapper that refuses to run under a
+        # kernel it was not built for; `perf bench` itself works under any.
+        try:
+            p = subprocess.run(PIPE[:-1] + ["1"], capture_output=True, text=True, timeout=30)
+            why = None if p.returncode == 0 else (p.stderr or p.stdout).strip().splitlines()[-1:]
+        except subprocess.TimeoutExpired:
+            why = ["timed out"]
+        if why is not None:
+            raise Refused(f"'perf bench' does not run here ({' '.join(why) or 'status ' + str(p.returncode)}): "
+                          f"install {PACKAGE['perf']} for this kernel")
+
+
+# ---------------------------------------------------------------------------
+# The guard: every process a run starts, and the way back
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+PR_SET_PDEATHSIG = 1
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
+def spawn(cmd, deathsig, register, **kw):
+    """Popen in a new session, `register`ed before a stop signal can
+    interrupt (they are blocked meanwhile), with `deathsig` sent to it if
+    the driver dies first."""
+    def child():
+        _libc.prctl(PR_SET_PDEATHSIG, int(deathsig), 0, 0, 0)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        p = subprocess.Popen(cmd, start_new_session=True, preexec_fn=child, **kw)
+        register(p)
+        return p
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def wait_for(cond, secs, poll=0.1):
+    end = time.monotonic() + secs
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(poll)
+    return cond()
+
+
+class Guard:
+    """The processes of the running benchmark, each in a process group of
+    its own (so a terminal's Ctrl-C reaches only the driver, which then
+    stops them in order), and the one scheduler it loaded."""
+
+    def __init__(self):
+        self.loads = []
+        self.sched = None
+        self.sched_name = None
+
+    def load(self, cmd, **kw):
+        return spawn(cmd, signal.SIGKILL, self.loads.append, **kw)
+
+    def end(self, p):
+        """Stop a load and everything it started (its process group)."""
+        if p.poll() is None:
+            _killpg(p.pid, signal.SIGTERM)
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+        # what the group leader left behind (workers, jobs of a shell loop)
+        _killpg(p.pid, signal.SIGKILL)
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        if p in self.loads:
+            self.loads.remove(p)
+
+    def start_scheduler(self, cmd, log):
+        """Load a scheduler and wait for the kernel to enable it; its ops name."""
+        name = os.path.basename(cmd[0])
+        self.sched_name = name
+        p = spawn(cmd, signal.SIGINT, lambda p: setattr(self, "sched", p), stdout=log, stderr=subprocess.STDOUT)
+        if not wait_for(lambda: scx_state() == "enabled" or p.poll() is not None, 60):
+            raise Failed(f"{name} did not enable sched_ext within 60 s (see {log.name})")
+        if p.poll() is not None:
+            raise Failed(f"{name} exited with status {p.returncode} before sched_ext was enabled (see {log.name})")
+        return scx_ops()
+
+    def stop_scheduler(self):
+        """SIGINT to the scheduler: it detaches and the kernel goes back to
+        its default scheduler. Its exit status (None when it had to be killed)."""
+        p, name = self.sched, self.sched_name
+        if p is None:
+            return 0
+        rc = p.poll()
+        if rc is None:
+            p.send_signal(signal.SIGINT)
+            try:
+                rc = p.wait(60)
+            except subprocess.TimeoutExpired:
+                say(f"{name} did not exit within 60 s of SIGINT; killing it (the kernel unloads it)")
+                p.kill()
+                p.wait()
+                rc = None
+        _killpg(p.pid, signal.SIGKILL)
+        self.sched = None
+        if not wait_for(lambda: scx_state() == "disabled", 30):
+            raise Failed(f"sched_ext still {scx_state()} ({scx_ops()}) 30 s after {name} exited")
+        return rc
+
+    def cleanup(self):
+        """Stop everything, scheduler last; True when sched_ext is disabled."""
+        for p in list(self.loads):
+            self.end(p)
+        try:
+            self.stop_scheduler()
+        except Failed as e:
+            say(str(e))
+        return not os.path.isdir(SYSFS) or scx_state() == "disabled"
+
+
+def _killpg(pgid, sig):
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _on_signal(signum, _frame):
+    # The first signal interrupts the run; cleanup is bounded, so later ones
+    # (a second Ctrl-C, or bench/run.sh passing the first one on) are ignored.
+    for s in STOP_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    raise Interrupted(signal.Signals(signum).name)
+
+
+# ---------------------------------------------------------------------------
+# Configurations and workloads
 
 
 def scheduler_cmd(config, out_prefix):
+    """(scheduler name, command or None for the kernel's default, knobs)"""
+    kconfig = os.environ.get("SORYU_KCONFIG")
+    kflags = ["--kconfig", kconfig] if kconfig else []
     if config == "eevdf":
         return "eevdf", None, {}
     if config in SORYU_CONFIGS:
         flags = SORYU_CONFIGS[config]
         knobs = {k: f"--{k.replace('_', '-')}" in flags for k in ("clear_bitmap", "boost_on_wake", "vtime")}
-        cmd = [SORYU, "--kconfig", KCONFIG, "--report-sec", "5", "--report-json", out_prefix + ".soryu.jsonl"] + flags
-        return "scx_soryu", cmd, knobs
-    peer = os.path.join(PEERS, "bin", "scx_" + config)
+        cmd = [os.environ["SORYU_BIN"], "--report-sec", "5", "--report-json", out_prefix + ".soryu.jsonl"]
+        return "scx_soryu", cmd + kflags + flags, knobs
+    peer = os.path.join(os.environ.get("SORYU_PEERS", ""), "bin", "scx_" + config)
     if os.access(peer, os.X_OK):
-        boot_config()
-        return "scx_" + config, [peer, "--kconfig", KCONFIG], {}
-    sys.exit(f"unknown configuration '{config}' (eevdf, {', '.join(SORYU_CONFIGS)}, or a peer built by bench/peers.sh)")
+        return "scx_" + config, [peer] + kflags, {}
+    raise Failed(f"no peer scheduler scx_{config} (bench/peers.sh {config} builds it)")
 
 
 def boot_config():
-    """Not every peer honours --kconfig (scx_lavd 1.1.4 still looks for the
-    system's config): give the guest a /boot/config-<release>, on a tmpfs
-    over the read-only /boot it shares with the host."""
+    """In the VM: not every peer honours --kconfig (scx_lavd 1.1.4 still
+    looks for the system's config): give the guest a /boot/config-<release>,
+    on a tmpfs over the read-only /boot it shares with the host."""
     path = f"/boot/config-{os.uname().release}"
     if os.path.exists(path):
         return
     subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/boot"], check=True)
-    subprocess.run(["cp", KCONFIG, path], check=True)
+    subprocess.run(["cp", os.environ["SORYU_KCONFIG"], path], check=True)
 
 
-def scx_state():
-    try:
-        return open("/sys/kernel/sched_ext/state").read().strip()
-    except OSError:
-        return "?"
-
-
-def wait_state(want, secs=60):
-    end = time.monotonic() + secs
-    while time.monotonic() < end:
-        if scx_state() == want:
-            return True
-        time.sleep(0.25)
-    return False
-
-
-def start_scheduler(cmd, log):
-    if cmd is None:
-        return None
-    p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-    if not wait_state("enabled"):
-        p.kill()
-        sys.exit(f"{cmd[0]} did not enable sched_ext within 60 s (see its log)")
-    return p
-
-
-def stop_scheduler(p):
-    if p is None:
-        return
-    p.send_signal(signal.SIGINT)
-    try:
-        rc = p.wait(60)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        sys.exit("scheduler did not stop within 60 s of SIGINT")
-    if not wait_state("disabled"):
-        sys.exit("sched_ext still enabled after the scheduler exited")
-    if rc != 0:
-        sys.exit(f"scheduler exited with status {rc}")
-
-
-def background(workload, outdir):
+def background_cmd(workload, outdir):
     """The load that runs for the whole run, beside the probes."""
-    tmp = ["--temp-path", outdir]
     if workload == "saturate":
-        return subprocess.Popen(["stress-ng", "--cpu", str(NCPU), "--timeout", "0"] + tmp,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return ["stress-ng", "--cpu", str(NCPU), "--timeout", "0", "--temp-path", outdir]
     return None
 
 
-def throughput(workload, secs, outdir):
-    """Runs the workload's fixed job for one interval; returns its figures."""
-    tmp = ["--temp-path", outdir, "--metrics-brief"]
-    if workload == "saturate":
-        return {}, None  # the background hogs are the load; latency is the figure
+def loop(job, secs):
+    """A shell loop of fixed jobs for one interval, each timed by its tool."""
+    words = " ".join(job)
+    return ["bash", "-c", f"end=$((SECONDS + {secs})); while [ $SECONDS -lt $end ]; do {words} || exit 1; done"]
+
+
+def throughput_cmd(workload, secs, outdir):
+    """The workload's job for one interval (None: the background is the load)."""
     if workload == "forkexec":
-        cmd = ["stress-ng", "--fork", str(NCPU), "--exec", str(NCPU), "--timeout", f"{secs}s"] + tmp
-        return None, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # stress-ng skips its exec stressor when run as root
+        nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+        return nobody + ["stress-ng", "--fork", str(NCPU), "--exec", str(NCPU), "--timeout", f"{secs}s",
+                         "--temp-path", "/tmp", "--metrics-brief"]
     if workload == "hackbench":
-        # one shell loop of fixed hackbench jobs, timed by hackbench itself
-        loop = f"end=$((SECONDS + {secs})); while [ $SECONDS -lt $end ]; do hackbench -g 4 -l 100 || exit 1; done"
-        return None, subprocess.Popen(["bash", "-c", loop], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    sys.exit(f"unknown workload '{workload}' (saturate, forkexec, hackbench)")
+        return loop(HACKBENCH, secs)
+    if workload == "messaging":
+        return loop(MESSAGING, secs)
+    if workload == "pipe":
+        return loop(PIPE, secs)
+    return None
+
+
+def mean(xs):
+    return sum(xs) / len(xs) if xs else None
+
+
+def numbers(out):
+    """The lines of `perf bench --format simple` output that are one number."""
+    vals = []
+    for line in out.splitlines():
+        try:
+            vals.append(float(line.strip()))
+        except ValueError:
+            pass
+    return vals
 
 
 def parse_throughput(workload, out):
@@ -144,89 +361,213 @@ def parse_throughput(workload, out):
             if len(f) >= 9 and f[1] == "metrc:" and f[3] in ("fork", "exec"):
                 ops[f[3]] = float(f[8])
         return {f"ext_{k}_ops_per_s": v for k, v in ops.items()}
-    times = [float(l.split()[1]) for l in out.splitlines() if l.startswith("Time:")]
-    return {"ext_hackbench_s": sum(times) / len(times)} if times else {}
+    if workload == "hackbench":
+        m = mean([float(l.split()[1]) for l in out.splitlines() if l.startswith("Time:")])
+        return {"ext_hackbench_s": m} if m is not None else {}
+    if workload == "messaging":
+        m = mean(numbers(out))
+        return {"ext_messaging_s": m} if m is not None else {}
+    if workload == "pipe":
+        m = mean(numbers(out))  # seconds per job of PIPE_LOOPS round trips
+        return {"ext_pipe_us_per_op": m * 1e6 / PIPE_LOOPS} if m is not None else {}
+    return {}
 
 
-def cyclictest(secs, outdir):
-    path = os.path.join(outdir, "cyclictest.json")
-    cmd = ["cyclictest", "--policy=other", "-t", "1", "-i", "1000", "-D", str(secs),
-           "-h", "100000", "-q", "-m", f"--json={path}"]
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), path
+def cyclictest_cmd(secs, path):
+    return ["cyclictest", "--policy=other", "-t", "1", "-i", "1000", "-D", str(secs),
+            "-h", "100000", "-q", "-m", f"--json={path}"]
 
 
-def latency_figures(path):
-    """p50/p99/max and the share above 1 ms of one cyclictest run (us)."""
+def latency_figures(path, bounds):
+    """p50/p99/max and the share above 1 ms of one cyclictest run (us),
+    null when it measured nothing."""
     t = json.load(open(path))["thread"]["0"]
     hist = sorted((int(k), v) for k, v in t["histogram"].items())
     n = sum(v for _, v in hist)
     over = t.get("num_overflows", 0) if isinstance(t.get("num_overflows"), int) else 0
+    total = n + over
+    if total == 0:
+        return {"ext_wake_p50_us": None, "ext_wake_p99_us": None, "ext_wake_max_us": None,
+                "ext_wake_over_1ms_pct": None, "hist": {"lat_interactive": [0] * len(bounds)}}
 
     def q(p):
-        need, seen = p * (n + over), 0
+        need, seen = p * total, 0
         for us, c in hist:
             seen += c
             if seen >= need:
                 return us
         return t["max"]
     above = sum(c for us, c in hist if us >= 1000) + over
-    buckets = [0] * len(BOUNDS)
+    buckets = [0] * len(bounds)
     for us, c in hist:
-        buckets[bisect.bisect_right(BOUNDS, us * 1000) - 1] += c
+        buckets[bisect.bisect_right(bounds, us * 1000) - 1] += c
     buckets[-1] += over
     return {
         "ext_wake_p50_us": q(0.5),
         "ext_wake_p99_us": q(0.99),
         "ext_wake_max_us": t["max"],
-        "ext_wake_over_1ms_pct": 100.0 * above / max(1, n + over),
+        "ext_wake_over_1ms_pct": 100.0 * above / total,
         # cyclictest's wakeups filed in soryu's buckets, so `scx_soryu plot`
         # draws every configuration's distribution the same way
         "hist": {"lat_interactive": buckets},
     }
 
 
-def one_run(config, rnd, order, workload, intervals, secs, outdir):
+def possible_cpus():
+    """How many CPUs the kernel can have (soryu's headers count the same)."""
+    try:
+        n = 0
+        for part in open("/sys/devices/system/cpu/possible").read().strip().split(","):
+            lo, _, hi = part.partition("-")
+            n += int(hi or lo) - int(lo) + 1
+        return n
+    except (OSError, ValueError):
+        return NCPU
+
+
+# ---------------------------------------------------------------------------
+# Runs
+
+
+def check_still(config, guard, ops):
+    """The configuration is still what the kernel runs."""
+    state = scx_state()
+    if guard.sched is None:
+        if state != "disabled":
+            raise Failed(f"a sched_ext scheduler ({scx_ops() or 'name unknown'}) was loaded during the "
+                         f"{config} run, which measures the kernel's default scheduler; stop whatever loads it")
+        return
+    if guard.sched.poll() is not None:
+        raise Failed(f"{config}: the scheduler exited during the run (status {guard.sched.returncode})")
+    if state != "enabled" or scx_ops() != ops:
+        raise Failed(f"{config}: sched_ext is {state} ({scx_ops()}) instead of {ops} during the run")
+
+
+def one_run(guard, where, config, rnd, order, workload, intervals, secs, outdir, bounds):
     prefix = os.path.join(outdir, f"{config}-r{rnd}")
     sched, cmd, knobs = scheduler_cmd(config, prefix)
+    if scx_state() != "disabled":
+        raise Failed(f"sched_ext is {scx_state()} ({scx_ops()}) before the {config} run: something else loaded a scheduler")
     with open(prefix + ".log", "w") as log:
-        p = start_scheduler(cmd, log)
-        bg = background(workload, outdir)
+        ops = None
+        if cmd is not None:
+            if where == "vm" and not cmd[0].endswith("scx_soryu"):
+                boot_config()
+            ops = guard.start_scheduler(cmd, log)
+        bg_cmd = background_cmd(workload, outdir)
+        bg = guard.load(bg_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if bg_cmd else None
         with open(prefix + ".jsonl", "w") as out:
             header = {"type": "header", "scheduler": sched, "config": config, "knobs": knobs,
-                      "kernel": os.uname().release, "workload": workload, "interval_s": secs,
-                      "round": rnd, "order": order, "lat_bucket_lower_ns": BOUNDS,
-                      "source": "bench/guest.py: cyclictest (hist.lat_interactive), stress-ng, hackbench"}
+                      "run_id": f"{int(time.time() * 1000)}-{os.getpid()}",
+                      "kernel": os.uname().release, "nr_cpus": possible_cpus(), "report_sec": secs,
+                      "lat_bucket_lower_ns": bounds,
+                      "workload": workload, "round": rnd, "order": order, "where": where,
+                      "sched_ext_ops": ops,
+                      "source": "bench/guest.py: cyclictest (hist.lat_interactive), stress-ng, hackbench, perf bench"}
             out.write(json.dumps(header) + "\n")
             for i in range(intervals):
-                if p is not None and p.poll() is not None:
-                    sys.exit(f"{config}: the scheduler exited during the run (status {p.returncode})")
-                figures, job = throughput(workload, secs, outdir)
-                ct, ctpath = cyclictest(secs, outdir)
+                check_still(config, guard, ops)
+                tp_cmd = throughput_cmd(workload, secs, outdir)
+                job = guard.load(tp_cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) if tp_cmd else None
+                ctpath = os.path.join(outdir, "cyclictest.json")
+                start = time.monotonic()
+                ct = guard.load(cyclictest_cmd(secs, ctpath), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 ct.wait()
-                rec = {"type": "interval", "index": i}
-                rec.update(latency_figures(ctpath))
+                duration = time.monotonic() - start
+                guard.end(ct)
+                if ct.returncode != 0:
+                    raise Failed(f"{config}: cyclictest exited with status {ct.returncode} in interval {i}")
+                rec = {"type": "interval", "index": i, "duration_s": round(duration, 3)}
+                rec.update(latency_figures(ctpath, bounds))
                 if job is not None:
                     text = job.communicate()[0]
-                    rec.update(parse_throughput(workload, text))
+                    guard.end(job)
+                    figures = parse_throughput(workload, text)
+                    if not figures:
+                        last = (text.strip().splitlines() or ["no output"])[-1]
+                        raise Failed(f"{config}: the {workload} job gave no figure in interval {i} "
+                                     f"(status {job.returncode}): {last}")
+                    rec.update(figures)
                 out.write(json.dumps(rec) + "\n")
                 out.flush()
+            check_still(config, guard, ops)
         if bg is not None:
-            bg.terminate()
-            bg.wait()
-        stop_scheduler(p)
+            guard.end(bg)
+        rc = guard.stop_scheduler()
+        if rc not in (0, None):
+            raise Failed(f"{config}: the scheduler exited with status {rc} when stopped (see {log.name})")
     print(f"round {rnd}: {config} done", flush=True)
 
 
+def run(argv):
+    where = "host"
+    if argv and argv[0] == "--vm":
+        where, argv = "vm", argv[1:]
+    outdir, workload = argv[0], argv[1]
+    intervals, secs, rounds = int(argv[2]), int(argv[3]), int(argv[4])
+    configs = argv[5:]
+    why = check_names(workload, configs)
+    if why:
+        print(f"bench: {why}", file=sys.stderr)
+        return 2
+    guard = Guard()
+    for s in STOP_SIGNALS:
+        signal.signal(s, _on_signal)
+    status = 0
+    try:
+        preflight(workload)
+        bounds = json.loads(subprocess.run([os.environ["SORYU_BIN"], "--lat-buckets"], check=True,
+                                           capture_output=True, text=True).stdout)
+        for rnd in range(1, rounds + 1):
+            order = configs if rnd % 2 == 1 else configs[::-1]
+            for config in order:
+                one_run(guard, where, config, rnd, order, workload, intervals, secs, outdir, bounds)
+        open(os.path.join(outdir, "bench.done"), "w").close()
+    except Refused as e:
+        print(f"bench: {e}", file=sys.stderr)
+        return 1
+    except Interrupted as e:
+        print(f"bench: interrupted ({e}): stopping the load and the scheduler", file=sys.stderr, flush=True)
+        status = 130 if str(e) == "SIGINT" else 143
+    except Failed as e:
+        print(f"bench: {e}", file=sys.stderr, flush=True)
+        status = 1
+    except BaseException:
+        status = 1
+        raise
+    finally:
+        for s in STOP_SIGNALS:
+            signal.signal(s, signal.SIG_IGN)
+        if guard.loads or guard.sched is not None or status != 0:
+            if guard.cleanup():
+                say(f"stopped; sched_ext {scx_state()}: the kernel's default scheduler runs")
+            else:
+                print(f"bench: sched_ext is still {scx_state()} ({scx_ops()}): stop that scheduler by hand",
+                      file=sys.stderr)
+                status = 1
+    return status
+
+
 def main():
-    outdir, workload = sys.argv[1], sys.argv[2]
-    intervals, secs, rounds = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-    configs = sys.argv[6:]
-    for rnd in range(1, rounds + 1):
-        order = configs if rnd % 2 == 1 else configs[::-1]
-        for config in order:
-            one_run(config, rnd, order, workload, intervals, secs, outdir)
-    open(os.path.join(outdir, "bench.done"), "w").close()
+    if len(sys.argv) < 2 or sys.argv[1] not in ("check", "preflight", "run"):
+        sys.exit(__doc__)
+    cmd, argv = sys.argv[1], sys.argv[2:]
+    if cmd == "run":
+        return run(argv)
+    if not argv:
+        sys.exit(__doc__)
+    why = check_names(argv[0], argv[1:])
+    if why:
+        print(f"bench: {why}", file=sys.stderr)
+        return 2
+    if cmd == "preflight":
+        try:
+            preflight(argv[0])
+        except Refused as e:
+            print(f"bench: {e}", file=sys.stderr)
+            return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,58 +1,125 @@
 #!/usr/bin/env bash
-# A/B benchmark in the VM: one workload under several configurations, back
-# to back in one boot, N rounds, the order of the configurations reversed
-# every round; then `scx_soryu compare` of every configuration against the
-# first one, and `scx_soryu plot` of them all.
+# A/B benchmark: one workload under several configurations, back to back,
+# N rounds, the order of the configurations reversed every round; then
+# `scx_soryu compare` of every configuration against the first one, and
+# `scx_soryu plot` of them all. In the VM (default: one boot of vm/run.sh),
+# or on this machine with --host (a kernel with sched_ext, as root).
 #
-#   bench/run.sh [-w WORKLOAD] [-r ROUNDS] [-n INTERVALS] [-s SECS] CONFIG...
+#   bench/run.sh [--host] [-w WORKLOAD] [-r ROUNDS] [-n INTERVALS] [-s SECS]
+#                [-o DIR] CONFIG...
 #
+#   --host     run here, not in the VM. Refuses (one line, nothing started)
+#              a kernel without sched_ext, a user who is not root, another
+#              sched_ext scheduler already enabled, a missing tool. At the
+#              end, on an error, on Ctrl-C or SIGTERM: the load is stopped,
+#              the scheduler detached, the kernel back on its default one.
 #   WORKLOAD   saturate  (a CPU hog per CPU; the figure is the latency of an
 #                         interactive probe, cyclictest)  [default]
 #              forkexec  (stress-ng fork+exec; + stress-ng ops/s)
 #              hackbench (message passing; + mean hackbench time)
+#              messaging (perf bench sched messaging; + mean time)
+#              pipe      (perf bench sched pipe; + mean round trip)
 #   CONFIG     eevdf (no sched_ext scheduler: the kernel's default),
 #              soryu, soryu-clear-bitmap, soryu-boost-on-wake, soryu-vtime,
 #              or a peer: bpfland, lavd (built by bench/peers.sh, pinned)
 #   -r 2 rounds, -n 8 intervals per run, -s 5 seconds per interval.
+#   -o DIR     results here (default target/bench/[host-]<workload>-<time>)
 #
-# Results: target/bench/<workload>-<time>/ (per-run JSON lines and logs,
-# compare-<config>.md, plot.svg). Figures are cyclictest's and stress-ng's
-# or hackbench's, so every configuration is measured the same way.
+# Results: per-run JSON lines and logs, compare-<config>.md, plot.svg.
+# Figures are cyclictest's and stress-ng's, hackbench's or perf's, so every
+# configuration is measured the same way (bench/guest.py, both modes).
+# Settings: SORYU_BIN (default target/release/scx_soryu); VM: see vm/run.sh.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 export PATH="$PATH:${HOME:-/root}/.cargo/bin"
 
-workload=saturate rounds=2 intervals=8 secs=5
-while getopts "w:r:n:s:" o; do
+usage() { sed -n '8,26p' "$0" >&2; exit 2; }
+host=0 args=()
+for a in "$@"; do
+  if [ "$a" = --host ]; then host=1; else args+=("$a"); fi
+done
+set -- ${args[@]+"${args[@]}"}
+workload=saturate rounds=2 intervals=8 secs=5 out=
+while getopts "w:r:n:s:o:h" o; do
   case $o in
     w) workload=$OPTARG ;;
     r) rounds=$OPTARG ;;
     n) intervals=$OPTARG ;;
     s) secs=$OPTARG ;;
-    *) sed -n '2,22p' "$0" >&2; exit 2 ;;
+    o) out=$OPTARG ;;
+    *) usage ;;
   esac
 done
 shift $((OPTIND - 1))
+for v in "$rounds" "$intervals" "$secs"; do
+  [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench/run.sh: -r, -n and -s take a whole number of at least 1 (got '$v')" >&2; exit 2; }
+done
 [ $# -ge 2 ] || { echo "bench/run.sh: name at least two configurations (e.g. eevdf soryu)" >&2; exit 2; }
 configs=("$@")
+python3 bench/guest.py check "$workload" "${configs[@]}" || exit 2
+if [ "$host" = 1 ]; then
+  # the guard's refusals, before anything is built or started
+  python3 bench/guest.py preflight "$workload" "${configs[@]}" || exit 1
+fi
 
-bin=target/release/scx_soryu
-[ -x "$bin" ] || { echo "bench/run.sh: build first: cargo build --release" >&2; exit 1; }
+bin=${SORYU_BIN:-target/release/scx_soryu}
+case $bin in /*) ;; *) bin=$repo/$bin ;; esac
+[ -x "$bin" ] || { echo "bench/run.sh: build first: cargo build --release (no $bin)" >&2; exit 1; }
 peers=()
 for c in "${configs[@]}"; do
   case $c in eevdf | soryu | soryu-*) ;; *) peers+=("$c") ;; esac
 done
 [ ${#peers[@]} -eq 0 ] || bench/peers.sh "${peers[@]}"
 
-name=bench-$workload-$(date +%Y%m%d-%H%M%S)
-out=target/bench/${name#bench-}
+stamp=$workload-$(date +%Y%m%d-%H%M%S)
+if [ -z "$out" ]; then
+  if [ "$host" = 1 ]; then out=target/bench/host-$stamp; else out=target/bench/$stamp; fi
+fi
+if compgen -G "$out/*.jsonl" >/dev/null; then
+  echo "bench/run.sh: $out already holds results; give a new directory" >&2
+  exit 2
+fi
 mkdir -p "$out"
-echo "bench: $workload, ${rounds} rounds of ${configs[*]} (reversed every round), $intervals x ${secs}s each"
-SORYU_PEERS=$repo/target/peers SORYU_VM_TIMEOUT=$((600 + rounds * ${#configs[@]} * intervals * (secs + 10))) \
-  vm/run.sh --name "$name" bench/guest.sh "$workload" "$intervals" "$secs" "$rounds" "${configs[@]}"
-cp target/vm-results/"$name"/*.jsonl target/vm-results/"$name"/*.log "$out"/ 2>/dev/null || true
-[ -f target/vm-results/"$name"/bench.done ] || { echo "bench: the runs did not complete (logs: target/vm-results/$name)" >&2; exit 1; }
+out=$(cd "$out" && pwd)
+
+# Runs "$@" in the background and waits for it, passing a SIGINT, SIGTERM
+# or SIGHUP of this script on to it as SIGTERM (both the driver and
+# vm/run.sh stop what they started on it). A terminal's Ctrl-C reaches the
+# driver directly as well; it acts on the first signal only.
+child=
+pass_on() { if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null || true; fi; }
+trap pass_on INT TERM HUP
+run_child() {
+  local rc
+  "$@" &
+  child=$!
+  while :; do
+    rc=0
+    wait "$child" || rc=$?
+    kill -0 "$child" 2>/dev/null || break # else a signal interrupted the wait
+  done
+  child=
+  return "$rc"
+}
+
+where=VM
+[ "$host" = 0 ] || where="this machine ($(uname -r), $(nproc) CPUs)"
+echo "bench: $workload on $where, ${rounds} rounds of ${configs[*]} (reversed every round), $intervals x ${secs}s each"
+rc=0
+if [ "$host" = 1 ]; then
+  SORYU_BIN=$bin SORYU_PEERS=$repo/target/peers \
+    run_child python3 bench/guest.py run "$out" "$workload" "$intervals" "$secs" "$rounds" "${configs[@]}" || rc=$?
+  [ "$rc" = 0 ] && [ -f "$out/bench.done" ] || { echo "bench: the runs did not complete (logs: $out)" >&2; exit "$((rc ? rc : 1))"; }
+else
+  name=bench-$stamp
+  SORYU_BIN=$bin SORYU_PEERS=$repo/target/peers \
+    SORYU_VM_TIMEOUT=$((600 + rounds * ${#configs[@]} * intervals * (secs + 10))) \
+    run_child vm/run.sh --name "$name" bench/guest.sh "$workload" "$intervals" "$secs" "$rounds" "${configs[@]}" || rc=$?
+  cp target/vm-results/"$name"/*.jsonl target/vm-results/"$name"/*.log "$out"/ 2>/dev/null || true
+  [ "$rc" = 0 ] && [ -f target/vm-results/"$name"/bench.done ] ||
+    { echo "bench: the runs did not complete (logs: target/vm-results/$name)" >&2; exit "$((rc ? rc : 1))"; }
+fi
 
 base=${configs[0]}
 for c in "${configs[@]:1}"; do
