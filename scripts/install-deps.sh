@@ -71,18 +71,25 @@ Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
 )
-if [ "$(cat "$sources" 2>/dev/null)" != "$want" ]; then
-  rm -f /etc/apt/sources.list.d/soryu-trixie.sources /etc/apt/preferences.d/soryu-trixie
-  printf '%s\n' "$want" >"$sources"
-  cat >/etc/apt/preferences.d/soryu <<'PIN'
+# trixie-backports at priority 1: only ever taken by explicit version (its
+# qemu is newer than bookworm-backports' and built for Debian 13: an upgrade
+# must never pick it).
+pins=$(cat <<'PIN'
 Package: *
 Pin: release n=trixie-backports
-Pin-Priority: 100
+Pin-Priority: 1
 
 Package: *
 Pin: release n=bookworm-backports
 Pin-Priority: 100
 PIN
+)
+if [ "$(cat /etc/apt/preferences.d/soryu 2>/dev/null)" != "$pins" ]; then
+  printf '%s\n' "$pins" >/etc/apt/preferences.d/soryu
+fi
+if [ "$(cat "$sources" 2>/dev/null)" != "$want" ]; then
+  rm -f /etc/apt/sources.list.d/soryu-trixie.sources /etc/apt/preferences.d/soryu-trixie
+  printf '%s\n' "$want" >"$sources"
   apt-get update -q
 elif [[ "$(apt-cache policy linux-image-amd64 2>/dev/null)" != *trixie-backports* ]]; then
   # Sources present but lists never fetched (fresh machine, or lists wiped).

@@ -44,6 +44,8 @@
 #   SORYU_VM_STREAM=1      stream the guest script's output as it runs
 #                          (instead of printing it when the VM is done)
 #   SORYU_VM_CACHE         kernel cache, see vm/kernel.sh
+#   SORYU_VM_QEMU          another qemu-system-x86_64 (e.g. to compare
+#                          emulators; with SORYU_VM_OLD_QEMU=1 for one < 10)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -66,8 +68,9 @@ script=$(cd "$(dirname "$script")" && pwd)/$(basename "$script")
 
 command -v vng >/dev/null || die "vng (virtme-ng) not found: run scripts/install-deps.sh"
 qemu_min=10.0
-qemu_ver=$(qemu-system-x86_64 --version 2>/dev/null | sed -n 's/^QEMU emulator version \([0-9.]*\).*/\1/p')
-[ -n "$qemu_ver" ] || die "qemu-system-x86_64 not found: run scripts/install-deps.sh"
+qemu_bin=${SORYU_VM_QEMU:-qemu-system-x86_64}
+qemu_ver=$("$qemu_bin" --version 2>/dev/null | sed -n 's/^QEMU emulator version \([0-9.]*\).*/\1/p')
+[ -n "$qemu_ver" ] || die "$qemu_bin not found: run scripts/install-deps.sh"
 if ! printf '%s\n%s\n' "$qemu_min" "$qemu_ver" | sort -C -V && [ "${SORYU_VM_OLD_QEMU:-0}" != 1 ]; then
   die "qemu $qemu_ver crashes sched_ext guests now and then (docs/testing.md); run scripts/install-deps.sh for qemu >= $qemu_min, or set SORYU_VM_OLD_QEMU=1"
 fi
@@ -120,7 +123,9 @@ SORYU_KCONFIG=$out/kconfig
 #   -v              the guest console (kernel log + script output) on
 #                   stderr: without udev in the guest, vng's script I/O
 #                   channel is absent and this is the only place it shows.
-vng_cmd=(vng --disable-kvm --force-9p -v
+qemu_opt=()
+[ -z "${SORYU_VM_QEMU:-}" ] || qemu_opt=(--qemu "$SORYU_VM_QEMU")
+vng_cmd=(vng --disable-kvm --force-9p -v "${qemu_opt[@]}"
   -r "$SORYU_VMLINUZ" --cpus "$cpus" --memory "$memory"
   --user root --rwdir "$out"
   -e "bash $(printf %q "$repo/vm/guest-init.sh") $(printf %q "$out")")

@@ -15,8 +15,10 @@
 #   verifier    a program the verifier refuses: its reason shown, nothing
 #               attached;
 #   stall       a task stranded on purpose: the kernel's watchdog ejects
-#               soryu with a runnable-task stall, the daemon prints it and
-#               exits non-zero, and the task runs again afterwards.
+#               soryu with a runnable-task stall, the daemon prints it with
+#               the debug dump (soryu's state, and the stalled task's boost,
+#               level and wait) and exits non-zero, and the task runs again
+#               afterwards.
 #
 #   vm/run.sh tests/vm/errors.sh
 set -euo pipefail
@@ -146,6 +148,13 @@ while time.monotonic() < end: pass' &
       fail "the daemon does not print the kernel's stall reason: $(tail -n3 "$SORYU_OUT/$CASE.sched.log" | tr '\n' '|')"
     grep -q 'soryu-stall' "$SORYU_OUT/$CASE.sched.log" ||
       fail "the daemon's output does not name the stalled task"
+    # The debug dump (ops.dump_task): the stalled task's line from the
+    # kernel, then soryu's own line for it with its boost, level and wait.
+    grep -A6 -E '[[:space:]]soryu-stall\[[0-9]+\]' "$SORYU_OUT/$CASE.sched.log" |
+      grep -m1 -E 'soryu: task boost -?[0-9]+ level [0-9]+ .*waited [0-9]+ms' >"$SORYU_OUT/$CASE.dump-task" ||
+      fail "the debug dump has no soryu line for the stalled task"
+    grep -q 'soryu: lvl_bitmap=' "$SORYU_OUT/$CASE.sched.log" || fail "the debug dump has no soryu state (ops.dump)"
+    grep -q 'soryu: cpu [0-9]+ level' -E "$SORYU_OUT/$CASE.sched.log" || trace "no busy CPU in the dump"
     trace "ejected after ${t}s, exit $rc"
   fi
   sched_wait_disabled
