@@ -1,22 +1,253 @@
 #!/usr/bin/env bash
-# The A/B benchmark end to end: two configurations, two rounds, a short run
-# in the VM (bench/run.sh), then the compare tables and the plot must be
-# there and say what they should. Boots the VM once (about a minute).
+# The A/B benchmark (bench/run.sh), both modes.
+#
+# On this machine (--host), without a real scheduler: the refusals (one
+# line, non-zero, nothing started) of a kernel without sched_ext, of
+# another scheduler already enabled, of a user who is not root, of a perf
+# that cannot run; then whole runs against a stand-in scheduler and a
+# stand-in sched_ext directory (SORYU_SCX_SYSFS): one to the end, one
+# stopped by SIGTERM, one by Ctrl-C (SIGINT to its process group). Each
+# must leave nothing running (every process it started carries a mark in
+# its environment) and the stand-in detached.
+#
+# In the VM, one boot: first, inside the guest where sched_ext is real
+# (this script with --in-guest, through SORYU_BENCH_GUEST_CHECK), the host
+# mode's refusal while a scheduler is loaded and its Ctrl-C path with soryu
+# loaded; then the benchmark itself, two configurations, two rounds, and
+# the compare tables and the plot must say what they should.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
 passed=0 failed=0
 ok() { passed=$((passed + 1)); echo "ok   $*"; }
 bad() { failed=$((failed + 1)); echo "FAIL $*"; }
+check() { # check DESCRIPTION CONDITION...
+  local what=$1
+  shift
+  if "$@"; then ok "$what"; else bad "$what"; fi
+}
+
+# ---------------------------------------------------------------------------
+# Inside the guest (bench/guest.sh runs this first when asked to)
+
+wait_until() { # wait_until SECS COMMAND...: poll every 0.2 s
+  local end=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    [ $SECONDS -lt $end ] || return 1
+    sleep 0.2
+  done
+}
+scx_state() { cat /sys/kernel/sched_ext/state 2>/dev/null || echo none; }
+measuring() { [ "$(scx_state)" = enabled ] && pgrep -x cyclictest >/dev/null; }
+# (an exited child stays a zombie until waited for: that counts as exited)
+exited() { ! kill -0 "$1" 2>/dev/null || [[ $(ps -o stat= -p "$1") == Z* ]]; }
+
+in_guest() {
+  local d=$SORYU_OUT/guest-check pid rc n
+  mkdir -p "$d"
+  # a host-mode run, soryu first, in a session of its own like a terminal's
+  setsid env --default-signal=INT bench/run.sh --host -o "$d/int" -r 1 -n 30 -s 2 soryu eevdf >"$d/int.log" 2>&1 &
+  pid=$!
+  if ! wait_until 120 measuring; then
+    bad "host mode in the guest: soryu not loaded and measured within 120 s: $(tr '\n' '|' <"$d/int.log")"
+    kill -TERM "$pid" 2>/dev/null || true
+    wait_until 90 exited "$pid" || true
+    return
+  fi
+  ok "host mode in the guest: soryu loaded ($(cat /sys/kernel/sched_ext/root/ops)), cyclictest measuring"
+  # a second benchmark meanwhile: refused, and the first one undisturbed
+  rc=0
+  bench/run.sh --host -o "$d/refused" -r 1 eevdf soryu >"$d/refused.log" 2>&1 || rc=$?
+  n=$(wc -l <"$d/refused.log")
+  check "second host run refused: one line, status $rc: $(head -c 200 "$d/refused.log")" \
+    test "$rc" != 0 -a "$n" = 1
+  check "the refusal names the loaded scheduler" grep -q 'another sched_ext scheduler is enabled (soryu' "$d/refused.log"
+  check "the running benchmark kept its scheduler" test "$(scx_state)" = enabled
+  # Ctrl-C
+  kill -INT -- "-$pid"
+  if wait_until 90 exited "$pid"; then
+    rc=0
+    wait "$pid" || rc=$?
+    check "Ctrl-C: run.sh exited non-zero ($rc)" test "$rc" != 0
+  else
+    bad "Ctrl-C: run.sh still running 90 s later"
+  fi
+  check "Ctrl-C: the run says it was interrupted and what it restored" \
+    grep -q 'stopped; sched_ext disabled' "$d/int.log"
+  check "Ctrl-C: sched_ext disabled (state $(scx_state))" test "$(scx_state)" = disabled
+  local left
+  left=$(pgrep -a -x 'scx_soryu|stress-ng|cyclictest' || true)
+  check "Ctrl-C: nothing left running${left:+: $left}" test -z "$left"
+  echo "$passed passed, $failed failed"
+}
+
+if [ "${1:-}" = --in-guest ]; then
+  in_guest
+  exit 0
+fi
+
+# ---------------------------------------------------------------------------
+# On this machine
+
+# Every process a benchmark of this test starts inherits this mark.
+mark=bench-test-$$-$RANDOM
+bench() { SORYU_BENCH_TEST_MARK=$mark bench/run.sh "$@"; }
+tmp=$(mktemp -d)
+cleanup() {
+  local p
+  for p in $(marked); do kill -KILL "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+marked() {
+  grep -lsx -z "SORYU_BENCH_TEST_MARK=$mark" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3 || true
+}
+left_running() { # left_running WHAT: nothing of this test runs any more
+  local left
+  sleep 0.3
+  left=$(for p in $(marked); do tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null && echo; done)
+  check "$1: nothing left running${left:+: $(echo "$left" | tr '\n' '|')}" test -z "$left"
+}
+one_line() { # one_line WHAT LOG STATUS PATTERN
+  local n
+  n=$(wc -l <"$2")
+  if [ "$3" != 0 ] && [ "$n" = 1 ] && grep -q -- "$4" "$2"; then
+    ok "$1: one line, status $3: $(cat "$2")"
+  else
+    bad "$1: want one line matching '$4' and a non-zero status; got status $3, $n line(s): $(head -c 400 "$2" | tr '\n' '|')"
+  fi
+}
+
+# 1. no sched_ext: this machine's own kernel when it has none
+if [ -d /sys/kernel/sched_ext ]; then
+  echo "note: this kernel has sched_ext; its absence is simulated"
+  nosysfs=$tmp/no-sched-ext
+else
+  nosysfs=/sys/kernel/sched_ext
+fi
+rc=0
+SORYU_SCX_SYSFS=$nosysfs bench --host -r 1 eevdf soryu >"$tmp/nosysfs.log" 2>&1 || rc=$?
+one_line "no sched_ext refused" "$tmp/nosysfs.log" "$rc" "has no sched_ext"
+left_running "no sched_ext"
+
+# 2. not root
+if [ "$(id -u)" = 0 ]; then
+  as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+else
+  as_user=()
+fi
+if ${as_user[@]+"${as_user[@]}"} test -x bench/run.sh 2>/dev/null; then
+  rc=0
+  SORYU_SCX_SYSFS=$tmp SORYU_BENCH_TEST_MARK=$mark ${as_user[@]+"${as_user[@]}"} \
+    bench/run.sh --host -r 1 eevdf soryu >"$tmp/user.log" 2>&1 || rc=$?
+  one_line "not root refused" "$tmp/user.log" "$rc" "run as root"
+else
+  echo "note: the refusal of a user who is not root not tried: user nobody cannot reach $repo"
+fi
+
+if [ "$(id -u)" = 0 ]; then
+  # a stand-in sched_ext directory and scheduler: "enabled" until SIGINT
+  sys=$tmp/sys
+  mkdir -p "$sys/root"
+  echo disabled >"$sys/state"
+  : >"$sys/root/ops"
+  stub=$tmp/stand-in-scheduler
+  {
+    echo '#!/usr/bin/env bash'
+    printf 'case ${1:-} in --lat-buckets | compare | plot | --version) exec %q "$@" ;; esac\n' \
+      "$repo/target/release/scx_soryu"
+    printf 'trap %q INT TERM\n' "echo disabled >$sys/state; : >$sys/root/ops; exit 0"
+    echo "echo soryu_stand_in >$sys/root/ops"
+    echo "echo enabled >$sys/state"
+    echo 'while :; do sleep 0.1; done'
+  } >"$stub"
+  chmod +x "$stub"
+  export SORYU_SCX_SYSFS=$sys SORYU_BIN=$stub
+
+  # 3. another scheduler enabled
+  echo enabled >"$sys/state"
+  echo bpfland_1.1.4 >"$sys/root/ops"
+  rc=0
+  bench --host -r 1 eevdf soryu >"$tmp/busy.log" 2>&1 || rc=$?
+  one_line "another scheduler enabled refused" "$tmp/busy.log" "$rc" "another sched_ext scheduler is enabled (bpfland_1.1.4)"
+  check "the other scheduler left alone" test "$(cat "$sys/root/ops")" = bpfland_1.1.4
+  left_running "another scheduler"
+  echo disabled >"$sys/state"
+  : >"$sys/root/ops"
+
+  # 4. a perf that cannot run `perf bench` (another kernel's wrapper)
+  mkdir -p "$tmp/bin"
+  printf '#!/bin/sh\necho "perf not found for kernel 0.0" >&2\nexit 2\n' >"$tmp/bin/perf"
+  chmod +x "$tmp/bin/perf"
+  rc=0
+  PATH=$tmp/bin:$PATH bench --host -w pipe -r 1 eevdf soryu >"$tmp/perf.log" 2>&1 || rc=$?
+  one_line "unusable perf refused" "$tmp/perf.log" "$rc" "'perf bench' does not run here (perf not found for kernel 0.0)"
+
+  # 5. a whole host run against the stand-in
+  rc=0
+  bench --host -o "$tmp/full" -r 2 -n 4 -s 1 soryu eevdf >"$tmp/full.log" 2>&1 || rc=$?
+  if [ "$rc" = 0 ] && grep -q "^bench: results in $tmp/full " "$tmp/full.log"; then
+    ok "host run with a stand-in scheduler: 2 rounds, compare, plot"
+  else
+    bad "host run with a stand-in scheduler: status $rc: $(tail -n 5 "$tmp/full.log" | tr '\n' '|')"
+  fi
+  check "host run: the header says where, what ran, in which order" \
+    test "$(head -n1 "$tmp/full/soryu-r2.jsonl" | jq -c '[.where, .sched_ext_ops, .order]')" = '["host","soryu_stand_in",["eevdf","soryu"]]'
+  check "host run: the stand-in detached at the end" test "$(cat "$sys/state")" = disabled
+  left_running "host run"
+
+  # 6, 7. stopped by SIGTERM (to run.sh alone, as systemd or timeout send
+  # it) and by Ctrl-C (SIGINT to the process group, as a terminal sends it)
+  measuring_stub() { [ "$(cat "$sys/state")" = enabled ] && [ -s "$tmp/$1/soryu-r1.jsonl" ]; }
+  for how in TERM INT; do
+    setsid env --default-signal=INT SORYU_BENCH_TEST_MARK="$mark" \
+      bench/run.sh --host -o "$tmp/$how" -r 1 -n 30 -s 1 soryu eevdf >"$tmp/$how.log" 2>&1 &
+    pid=$!
+    wait_until 60 measuring_stub "$how" || bad "SIG$how: the run did not start within 60 s: $(tr '\n' '|' <"$tmp/$how.log")"
+    if [ "$how" = TERM ]; then kill -TERM "$pid"; else kill -INT -- "-$pid"; fi
+    if wait_until 60 exited "$pid"; then
+      rc=0
+      wait "$pid" || rc=$?
+      check "SIG$how: run.sh exited non-zero ($rc)" test "$rc" != 0
+    else
+      bad "SIG$how: run.sh still running 60 s later"
+    fi
+    check "SIG$how: it says it stopped and sched_ext is disabled" \
+      grep -q '^bench: stopped; sched_ext disabled' "$tmp/$how.log"
+    check "SIG$how: the stand-in detached (state $(cat "$sys/state"))" test "$(cat "$sys/state")" = disabled
+    left_running "SIG$how"
+  done
+  unset SORYU_SCX_SYSFS SORYU_BIN
+else
+  echo "note: not root: the runs against a stand-in scheduler not tried"
+fi
+
+# ---------------------------------------------------------------------------
+# In the VM
 
 log=$(mktemp)
-if bench/run.sh -r 2 -n 4 -s 3 soryu soryu-vtime >"$log" 2>&1; then
-  ok "bench/run.sh -r 2 -n 4 -s 3 soryu soryu-vtime"
+start=$SECONDS
+if SORYU_BENCH_GUEST_CHECK=$repo/tests/host/bench.sh bench/run.sh -r 2 -n 4 -s 3 soryu soryu-vtime >"$log" 2>&1; then
+  ok "bench/run.sh -r 2 -n 4 -s 3 soryu soryu-vtime (in the VM, $((SECONDS - start)) s)"
 else
   bad "bench/run.sh failed: $(tail -n 5 "$log" | tr '\n' '|')"
 fi
 out=$(sed -n 's/^bench: results in \(.*\) (compare.*/\1/p' "$log" | tail -n1)
+vmres=$(sed -n 's/.*logs: \(target\/vm-results\/[^)]*\)).*/\1/p' "$log" | tail -n1)
 rm -f "$log"
+gc=${out:-${vmres:-.}}/guest-check.log
+if [ -f "$gc" ]; then
+  while IFS= read -r line; do
+    case $line in
+      "ok   "*) ok "guest: ${line#ok   }" ;;
+      "FAIL "*) bad "guest: ${line#FAIL }" ;;
+    esac
+  done <"$gc"
+  grep -qE '^[0-9]+ passed, 0 failed$' "$gc" || bad "guest checks did not finish: $(tail -n 3 "$gc" | tr '\n' '|')"
+else
+  bad "no guest-check.log from the VM${vmres:+ ($vmres)}"
+fi
 if [ -z "$out" ] || [ ! -d "$out" ]; then
   bad "no results directory reported"
 else
