@@ -13,6 +13,7 @@ mod hist;
 mod inspect;
 mod plot;
 mod policy;
+mod prometheus;
 mod record;
 mod report;
 mod scheduler;
@@ -106,6 +107,19 @@ fn main() -> ExitCode {
     if opts.lat_buckets {
         println!("{}", serde_json::json!(report::lat_bucket_bounds()));
         return ExitCode::SUCCESS;
+    }
+    if let Some(path) = &opts.prometheus_sample {
+        let run_id = opts.run_id.clone().unwrap_or_else(report::new_run_id);
+        return match opts
+            .validate()
+            .and_then(|()| prometheus::write_sample(&opts, path, &run_id))
+        {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("scx_soryu: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
     }
     if opts.help_stats {
         let data = scheduler::server_data(0);

@@ -634,7 +634,8 @@ pub mod tests {
         }
         assert_eq!(err.text(), "");
         // without --run-id: "<ms>-<pid>"
-        let (r, _, _) = reporter(&opts(&[]));
+        let o = opts(&[]);
+        let (r, _, _) = reporter(&o);
         let (ms, pid) = r.run_id.split_once('-').unwrap();
         assert!(ms.parse::<u64>().unwrap() > 1_600_000_000_000);
         assert_eq!(pid, std::process::id().to_string());

@@ -1,0 +1,1108 @@
+// SPDX-License-Identifier: GPL-2.0-only
+//
+// --prometheus: the figures in the Prometheus text exposition format, for
+// node_exporter's textfile collector. Every report interval the whole file
+// is written anew to a temporary file in the same directory and renamed
+// over PATH, so a reader sees the old file or the new one, never half.
+//
+// Unlike the text report and --report-json, which give each interval's own
+// figures, counters here are cumulative since the daemon started (the sum
+// of every interval reported so far, across scheduler reloads): Prometheus
+// computes rates itself and reads a drop as a restart. Every series carries
+// the run's `run_id` label, so a new start of the daemon is a new series.
+// docs/operations.md lists the metrics.
+//
+// Writing is best-effort, like every output of the daemon: a failure is
+// reported once on stderr, retried every interval, and never stops the
+// scheduler. The file is removed when the daemon exits, so that
+// node_exporter does not go on serving the figures of a scheduler that is
+// gone.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Result};
+
+use crate::bpf_intf::*;
+use crate::cli::Opts;
+use crate::policy;
+use crate::stats::{Interval, Snapshot};
+
+/// Debian's node_exporter textfile directory (prometheus-node-exporter's
+/// --collector.textfile.directory), where `--prometheus auto` writes.
+pub const TEXTFILE_DIR: &str = "/var/lib/prometheus/node-exporter";
+/// The file name `--prometheus auto` writes in TEXTFILE_DIR. node_exporter
+/// reads only files ending in .prom.
+pub const AUTO_FILE: &str = "scx_soryu.prom";
+/// The value of --prometheus that means TEXTFILE_DIR/AUTO_FILE.
+pub const AUTO: &str = "auto";
+
+/// Where the metrics go.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// This file; its directory is checked when the daemon starts.
+    File(PathBuf),
+    /// AUTO_FILE in this directory whenever the directory exists (it may
+    /// appear later, when node_exporter is installed); nothing while not.
+    Dir(PathBuf),
+}
+
+impl Target {
+    /// The --prometheus argument: "auto" or a file path.
+    pub fn from_arg(arg: &Path) -> Self {
+        if arg.as_os_str() == AUTO {
+            Target::Dir(PathBuf::from(TEXTFILE_DIR))
+        } else {
+            Target::File(arg.to_path_buf())
+        }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        match self {
+            Target::File(p) => p.clone(),
+            Target::Dir(d) => d.join(AUTO_FILE),
+        }
+    }
+
+    /// How the user named it, for messages.
+    fn flag(&self) -> String {
+        match self {
+            Target::File(p) => format!("--prometheus {}", p.display()),
+            Target::Dir(_) => format!("--prometheus {AUTO}"),
+        }
+    }
+}
+
+/// What stays the same for a whole run: the labels of scx_soryu_info.
+#[derive(Debug, Clone, Default)]
+pub struct RunInfo {
+    pub run_id: String,
+    pub version: String,
+    pub kernel: String,
+    /// (name, value) of each knob, as in the JSON header.
+    pub knobs: Vec<(String, String)>,
+    /// false under --no-hist: no histogram families are written.
+    pub hist: bool,
+    /// When the daemon started, seconds since the Unix epoch.
+    pub start_time_s: f64,
+}
+
+impl RunInfo {
+    pub fn new(opts: &Opts, run_id: &str) -> Self {
+        RunInfo {
+            run_id: run_id.to_string(),
+            version: crate::report::version(),
+            kernel: crate::report::kernel_release(),
+            knobs: vec![
+                ("clear_bitmap".into(), opts.clear_bitmap.to_string()),
+                ("boost_on_wake".into(), opts.boost_on_wake.to_string()),
+                ("vtime".into(), opts.vtime.to_string()),
+                ("slice_us".into(), opts.slice_us.to_string()),
+                ("starve_ms".into(), opts.starve_ms.to_string()),
+            ],
+            hist: !opts.no_hist,
+            start_time_s: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+        }
+    }
+}
+
+/// Everything counted since the daemon started: the sum of the intervals
+/// reported so far.
+#[derive(Debug, Clone, Default)]
+pub struct Totals {
+    pub intervals: u64,
+    /// Metrics::COUNTS by name.
+    pub counts: BTreeMap<&'static str, u64>,
+    /// Wake-to-run bucket counts, [interactive, other].
+    pub lat: [Vec<u64>; 2],
+    pub probes: Vec<u64>,
+    pub boost: Vec<u64>,
+    pub levels: Vec<u64>,
+    pub kernel_events: BTreeMap<String, u64>,
+    /// Per BPF callback: calls and ns spent.
+    pub bpf: BTreeMap<String, (u64, f64)>,
+}
+
+fn add_into(acc: &mut Vec<u64>, v: &[u64]) {
+    if acc.len() < v.len() {
+        acc.resize(v.len(), 0);
+    }
+    for (a, x) in acc.iter_mut().zip(v) {
+        *a = a.wrapping_add(*x);
+    }
+}
+
+impl Totals {
+    pub fn add(&mut self, iv: &Interval) {
+        self.intervals += 1;
+        let m = serde_json::to_value(&iv.metrics).unwrap_or_default();
+        for name in crate::stats::Metrics::COUNTS {
+            let v = m.get(name).and_then(|v| v.as_u64()).unwrap_or(0);
+            let t = self.counts.entry(name).or_insert(0);
+            *t = t.wrapping_add(v);
+        }
+        add_into(&mut self.lat[0], &iv.hists.lat_interactive);
+        add_into(&mut self.lat[1], &iv.hists.lat_other);
+        add_into(&mut self.probes, &iv.hists.probes);
+        add_into(&mut self.boost, &iv.hists.boost);
+        add_into(&mut self.levels, &iv.hists.levels);
+        for (k, v) in &iv.kernel_events {
+            let t = self.kernel_events.entry(k.clone()).or_insert(0);
+            *t = t.wrapping_add(*v);
+        }
+        for (k, c) in &iv.bpf_cost {
+            let t = self.bpf.entry(k.clone()).or_insert((0, 0.0));
+            t.0 += c.calls;
+            t.1 += c.calls as f64 * c.ns_per_call;
+        }
+    }
+
+    fn count(&self, name: &str) -> u64 {
+        self.counts.get(name).copied().unwrap_or(0)
+    }
+}
+
+/// A label value or HELP text, escaped as the text format wants.
+fn escape(s: &str, quote: bool) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '"' if quote => o.push_str("\\\""),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// A float as Prometheus' own Go code prints it (strconv 'g', shortest),
+/// with ".0" on a whole number: the form Prometheus 3 normalizes `le` to
+/// when it ingests a classic histogram, so that le="..." in a query
+/// matches on every version.
+pub fn le_value(v: f64) -> String {
+    if v.is_infinite() {
+        return if v > 0.0 { "+Inf" } else { "-Inf" }.into();
+    }
+    if v == 0.0 {
+        return "0.0".into();
+    }
+    let sci = format!("{v:e}");
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let s = if !(-4..6).contains(&exp) {
+        format!(
+            "{mant}e{}{:02}",
+            if exp < 0 { '-' } else { '+' },
+            exp.unsigned_abs()
+        )
+    } else {
+        format!("{v}")
+    };
+    if s.contains(['.', 'e']) {
+        s
+    } else {
+        s + ".0"
+    }
+}
+
+/// A sample value: whole numbers as integers, others in full.
+fn value(v: f64) -> String {
+    if v.is_infinite() {
+        if v > 0.0 { "+Inf" } else { "-Inf" }.into()
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Seconds of `ns` nanoseconds, exactly as far as an f64 goes.
+fn secs(ns: u128) -> f64 {
+    (ns / 1_000_000_000) as f64 + (ns % 1_000_000_000) as f64 / 1e9
+}
+
+/// Builds the text of one file: families in a fixed order, every sample
+/// with the run_id label first.
+struct Text {
+    s: String,
+    run_id: String,
+}
+
+impl Text {
+    fn family(&mut self, name: &str, kind: &str, help: &str) {
+        let _ = writeln!(self.s, "# HELP {name} {}", escape(help, false));
+        let _ = writeln!(self.s, "# TYPE {name} {kind}");
+    }
+
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], v: &str) {
+        let _ = write!(self.s, "{name}{{run_id=\"{}\"", self.run_id);
+        for (k, val) in labels {
+            let _ = write!(self.s, ",{k}=\"{}\"", escape(val, true));
+        }
+        let _ = writeln!(self.s, "}} {v}");
+    }
+
+    /// A counter family with one sample.
+    fn counter(&mut self, name: &str, help: &str, v: u64) {
+        self.family(name, "counter", help);
+        self.sample(name, &[], &v.to_string());
+    }
+
+    /// The samples of one histogram: `counts[i]` observations in bucket i,
+    /// `le[i]` the largest value bucket i holds (the last bucket may have
+    /// none: it goes to +Inf only).
+    fn histogram(
+        &mut self,
+        name: &str,
+        labels: &[(&str, &str)],
+        le: &[String],
+        counts: &[u64],
+        sum: f64,
+    ) {
+        let mut cum = 0u64;
+        let bucket = format!("{name}_bucket");
+        for (i, c) in counts.iter().enumerate() {
+            cum = cum.wrapping_add(*c);
+            if let Some(le) = le.get(i) {
+                let mut l = labels.to_vec();
+                l.push(("le", le));
+                self.sample(&bucket, &l, &cum.to_string());
+            }
+        }
+        let mut l = labels.to_vec();
+        l.push(("le", "+Inf"));
+        self.sample(&bucket, &l, &cum.to_string());
+        self.sample(&format!("{name}_sum"), labels, &value(sum));
+        self.sample(&format!("{name}_count"), labels, &cum.to_string());
+    }
+}
+
+/// The `le` of each wake-to-run bucket but the last: its last nanosecond
+/// (waits are whole ns, and bucket i holds lower(i) <= ns < lower(i + 1)),
+/// in seconds. The last bucket (2^32 ns and up) is +Inf's alone.
+pub fn lat_le() -> Vec<String> {
+    let n = soryu_consts_SORYU_NR_LAT_BUCKETS as usize;
+    (1..n)
+        .map(|i| le_value(secs(policy::lat_bucket_lower(i) as u128 - 1)))
+        .collect()
+}
+
+/// A lower bound of the sum of the waits in `counts`: each at its bucket's
+/// lower bound (never more than 20% low for waits of 2^10 ns and more: a
+/// bucket is at most a quarter of its lower bound wide).
+pub fn lat_sum_lower_bound(counts: &[u64]) -> f64 {
+    let ns: u128 = counts
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| c as u128 * policy::lat_bucket_lower(i) as u128)
+        .sum();
+    secs(ns)
+}
+
+pub const CLASSES: [&str; 2] = ["interactive", "other"];
+
+/// The whole file for the figures so far. `last` is the interval just
+/// reported (for the gauges: tasks running, longest waits).
+pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
+    let mut o = Text {
+        s: String::with_capacity(32 << 10),
+        run_id: escape(&info.run_id, true),
+    };
+    let m = &last.metrics;
+
+    o.family(
+        "scx_soryu_info",
+        "gauge",
+        "Always 1; its labels name the build, the kernel and the knobs of this run of scx_soryu.",
+    );
+    let mut labels: Vec<(&str, &str)> = vec![
+        ("version", &info.version),
+        ("kernel", &info.kernel),
+        ("hist", if info.hist { "true" } else { "false" }),
+    ];
+    labels.extend(info.knobs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    o.sample("scx_soryu_info", &labels, "1");
+
+    o.family(
+        "scx_soryu_start_time_seconds",
+        "gauge",
+        "When this run of the daemon started, in seconds since the Unix epoch.",
+    );
+    o.sample(
+        "scx_soryu_start_time_seconds",
+        &[],
+        &value(info.start_time_s),
+    );
+    o.counter(
+        "scx_soryu_reports_total",
+        "Report intervals since the daemon started (the file is written once per interval).",
+        t.intervals,
+    );
+
+    o.counter(
+        "scx_soryu_wakeups_total",
+        "Wakeups whose wake-to-run time was recorded.",
+        t.count("wakeups"),
+    );
+    o.counter(
+        "scx_soryu_enqueues_total",
+        "Tasks queued on a level DSQ.",
+        t.count("enqueue"),
+    );
+    o.counter(
+        "scx_soryu_direct_dispatches_total",
+        "Wakeups placed straight on an idle CPU, bypassing the levels.",
+        t.count("direct"),
+    );
+    o.family(
+        "scx_soryu_dispatch_calls_total",
+        "counter",
+        "Dispatch calls, by result: moved a task to the CPU, found nothing (empty), kept the previous task running (kept).",
+    );
+    for (result, name) in [
+        ("moved", "dispatch"),
+        ("empty", "dispatch_empty"),
+        ("kept", "dispatch_keep"),
+    ] {
+        o.sample(
+            "scx_soryu_dispatch_calls_total",
+            &[("result", result)],
+            &t.count(name).to_string(),
+        );
+    }
+    o.counter(
+        "scx_soryu_dispatch_probes_total",
+        "Level DSQs probed by dispatch calls.",
+        t.count("probes"),
+    );
+    o.counter(
+        "scx_soryu_starve_serves_total",
+        "Tasks served by the anti-starvation pass (a level left waiting longer than --starve-ms).",
+        t.count("starve_serve"),
+    );
+    o.family(
+        "scx_soryu_preempt_attempts_total",
+        "counter",
+        "Preemption attempts (try_preempt calls), by result: woke an idle CPU (idle), kicked a CPU running a worse level (kick), found no CPU (none).",
+    );
+    for (result, name) in [
+        ("idle", "preempt_idle"),
+        ("kick", "preempt_kicks"),
+        ("none", "preempt_none"),
+    ] {
+        o.sample(
+            "scx_soryu_preempt_attempts_total",
+            &[("result", result)],
+            &t.count(name).to_string(),
+        );
+    }
+    o.counter(
+        "scx_soryu_insert_failures_total",
+        "DSQ inserts the kernel refused; must stay 0.",
+        t.count("insert_fail"),
+    );
+    o.counter(
+        "scx_soryu_bitmap_clears_total",
+        "Level bits cleared when found empty (--clear-bitmap only).",
+        t.count("bitmap_clear"),
+    );
+    o.counter(
+        "scx_soryu_bitmap_repairs_total",
+        "Level bits the repair sweep had to set again (--clear-bitmap only).",
+        t.count("bitmap_repair"),
+    );
+    o.counter(
+        "scx_soryu_level_mismatches_total",
+        "Tasks that started running at another level than they were queued at.",
+        t.count("level_mismatch"),
+    );
+    o.family(
+        "scx_soryu_tasks_running",
+        "gauge",
+        "Tasks on a run queue at the end of the last interval (procs_running of /proc/stat).",
+    );
+    o.sample("scx_soryu_tasks_running", &[], &m.tasks_running.to_string());
+
+    o.family(
+        "scx_soryu_wake_to_run_max_seconds",
+        "gauge",
+        "Longest wake-to-run wait of the last interval, exact, by class; absent when the class had no wakeup in it.",
+    );
+    for (class, max_us) in CLASSES.iter().zip([m.int_max_us, m.oth_max_us]) {
+        if max_us.is_finite() {
+            o.sample(
+                "scx_soryu_wake_to_run_max_seconds",
+                &[("class", class)],
+                &value(max_us / 1e6),
+            );
+        }
+    }
+
+    if info.hist {
+        o.family(
+            "scx_soryu_wake_to_run_seconds",
+            "histogram",
+            "Wake-to-run time, from a wakeup to running, by class (interactive: boost below 0 when it woke). Buckets are soryu's, four per power of two of ns; le is a bucket's last ns. _sum is a lower bound: each wait counted at its bucket's lower bound, at most 20% low for waits of 1 us and more.",
+        );
+        let le = lat_le();
+        for (class, counts) in CLASSES.iter().zip(&t.lat) {
+            o.histogram(
+                "scx_soryu_wake_to_run_seconds",
+                &[("class", class)],
+                &le,
+                counts,
+                lat_sum_lower_bound(counts),
+            );
+        }
+
+        o.family(
+            "scx_soryu_dispatch_probes_per_call",
+            "histogram",
+            "Level DSQs probed per dispatch call, calls that found nothing included; exact (_sum is the probes of the calls counted).",
+        );
+        let le: Vec<String> = (0..t.probes.len()).map(|i| le_value(i as f64)).collect();
+        let sum: u64 = t
+            .probes
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| i as u64 * c)
+            .sum();
+        o.histogram(
+            "scx_soryu_dispatch_probes_per_call",
+            &[],
+            &le,
+            &t.probes,
+            sum as f64,
+        );
+
+        o.family(
+            "scx_soryu_enqueues_by_level_total",
+            "counter",
+            "Tasks queued, by the level they were queued at (0: per-CPU kernel threads, 1 best to 32 worst).",
+        );
+        for (level, c) in t.levels.iter().enumerate() {
+            o.sample(
+                "scx_soryu_enqueues_by_level_total",
+                &[("level", &level.to_string())],
+                &c.to_string(),
+            );
+        }
+        o.family(
+            "scx_soryu_enqueues_by_boost_total",
+            "counter",
+            "Tasks queued, by their boost when queued (-12 best to +12 worst).",
+        );
+        let min = -(soryu_consts_SORYU_MAX_BOOST as i64);
+        for (i, c) in t.boost.iter().enumerate() {
+            o.sample(
+                "scx_soryu_enqueues_by_boost_total",
+                &[("boost", &(min + i as i64).to_string())],
+                &c.to_string(),
+            );
+        }
+    }
+
+    if !t.kernel_events.is_empty() {
+        o.family(
+            "scx_soryu_kernel_events_total",
+            "counter",
+            "The kernel's own sched_ext event counters (/sys/kernel/sched_ext/root/events), by event.",
+        );
+        for (event, c) in &t.kernel_events {
+            o.sample(
+                "scx_soryu_kernel_events_total",
+                &[("event", event)],
+                &c.to_string(),
+            );
+        }
+    }
+    if !t.bpf.is_empty() {
+        o.family(
+            "scx_soryu_bpf_calls_total",
+            "counter",
+            "Calls of each BPF callback, counted while kernel.bpf_stats_enabled is 1.",
+        );
+        for (prog, (calls, _)) in &t.bpf {
+            let cb = prog.trim_start_matches("soryu_");
+            o.sample(
+                "scx_soryu_bpf_calls_total",
+                &[("callback", cb)],
+                &calls.to_string(),
+            );
+        }
+        o.family(
+            "scx_soryu_bpf_run_seconds_total",
+            "counter",
+            "Time spent in each BPF callback, counted while kernel.bpf_stats_enabled is 1.",
+        );
+        for (prog, (_, ns)) in &t.bpf {
+            let cb = prog.trim_start_matches("soryu_");
+            o.sample(
+                "scx_soryu_bpf_run_seconds_total",
+                &[("callback", cb)],
+                &value(ns / 1e9),
+            );
+        }
+    }
+    o.s
+}
+
+/// Replace `path` with `text` in one step: write a new file beside it, then
+/// rename it over `path`. A reader sees the old file or the new one. The
+/// temporary name does not end in .prom, so node_exporter skips it.
+pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let open = || {
+        // create_new: never follow a link someone left at that name
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .open(&tmp)
+    };
+    let mut f = match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            std::fs::remove_file(&tmp)?;
+            open()?
+        }
+        r => r?,
+    };
+    let res = f
+        .write_all(text.as_bytes())
+        .and_then(|()| f.flush())
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    res
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum State {
+    /// Nothing said yet.
+    Quiet,
+    /// The last write worked (and, for auto, was announced).
+    Writing,
+    /// Said that the auto directory does not exist.
+    NoDir,
+    /// Said that a write failed.
+    Failing,
+}
+
+/// The --prometheus file of a running daemon: it accumulates the intervals
+/// and writes the file after each one.
+pub struct PromSink {
+    target: Target,
+    info: RunInfo,
+    totals: Totals,
+    state: State,
+    /// The file this daemon wrote: removed when the sink is dropped.
+    written: Option<PathBuf>,
+}
+
+impl PromSink {
+    pub fn new(target: Target, info: RunInfo) -> Self {
+        PromSink {
+            target,
+            info,
+            totals: Totals::default(),
+            state: State::Quiet,
+            written: None,
+        }
+    }
+
+    /// One interval: add it to the totals and write the file. Never fails;
+    /// what goes wrong is said once on `errors`, and the next interval
+    /// tries again.
+    pub fn interval(&mut self, iv: &Interval, errors: &mut dyn Write) {
+        self.totals.add(iv);
+        let path = self.target.path();
+        if let Target::Dir(dir) = &self.target {
+            if !dir.is_dir() {
+                if self.state != State::NoDir {
+                    let _ = writeln!(
+                        errors,
+                        "scx_soryu: --prometheus {AUTO}: {} does not exist (no node_exporter textfile collector here): no metrics file until it does; the scheduler keeps running",
+                        dir.display()
+                    );
+                    self.state = State::NoDir;
+                }
+                return;
+            }
+        }
+        match write_atomic(&path, &render(&self.info, &self.totals, iv)) {
+            Ok(()) => {
+                self.written = Some(path.clone());
+                let announce = match self.state {
+                    State::Writing => None,
+                    State::Quiet if matches!(self.target, Target::File(_)) => None,
+                    State::Quiet | State::NoDir => Some("writing it every report interval"),
+                    State::Failing => Some("written again"),
+                };
+                if let Some(what) = announce {
+                    let _ = writeln!(
+                        errors,
+                        "scx_soryu: {}: {}: {what}",
+                        self.target.flag(),
+                        path.display()
+                    );
+                }
+                self.state = State::Writing;
+            }
+            Err(e) => {
+                if self.state != State::Failing {
+                    let _ = writeln!(
+                        errors,
+                        "scx_soryu: cannot write {} ({e}): trying again every interval; the scheduler keeps running",
+                        self.target.flag()
+                    );
+                    self.state = State::Failing;
+                }
+            }
+        }
+    }
+
+    /// Leave the file in place when the sink goes (--prometheus-sample).
+    pub fn keep_file(mut self) {
+        self.written = None;
+    }
+}
+
+impl Drop for PromSink {
+    fn drop(&mut self) {
+        if let Some(p) = self.written.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// A small deterministic generator for the sample's figures.
+struct Lcg(u64);
+
+impl Lcg {
+    fn unit(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    /// Log-normal: median `median`, spread `sigma` (natural log).
+    fn lognormal(&mut self, median: f64, sigma: f64) -> f64 {
+        let (u, v) = (self.unit(), self.unit());
+        let z = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
+        median * (sigma * z).exp()
+    }
+}
+
+/// `n` intervals of 2 s on 2 CPUs with made-up but plausible figures, run
+/// through the same differencing as the daemon's readings (stats.rs).
+pub fn synthetic_intervals(n: usize) -> Vec<Interval> {
+    let mut rng = Lcg(0x5059_5259_55);
+    // SAFETY: soryu_stats is plain integers; all-zero is a valid value.
+    let mut cpus: Vec<soryu_stats> = (0..2).map(|_| unsafe { std::mem::zeroed() }).collect();
+    let base = Instant::now();
+    let snap = |cpus: &[soryu_stats], k: u64| {
+        let mut s = Snapshot::from_percpu(cpus, 0);
+        s.at = base + Duration::from_secs(2 * k);
+        s.kernel_events = [
+            ("SCX_EV_SELECT_CPU_FALLBACK", 3 * k),
+            ("SCX_EV_DISPATCH_LOCAL_DSQ_OFFLINE", 0),
+            ("SCX_EV_DISPATCH_KEEP_LAST", 40 * k),
+            ("SCX_EV_ENQ_SKIP_EXITING", k),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+        s.bpf_progs = [
+            ("soryu_enqueue", (900 * k, 900 * k * 1200)),
+            ("soryu_dispatch", (1000 * k, 1000 * k * 2500)),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+        s
+    };
+    let mut prev = snap(&cpus, 0);
+    let mut out = Vec::with_capacity(n);
+    for k in 1..=n as u64 {
+        let mut max = [0u64; 2];
+        for (ci, st) in cpus.iter_mut().enumerate() {
+            for (class, median, sigma, waits) in [(0usize, 30e3, 1.0, 400u64), (1, 90e3, 1.4, 60)] {
+                for _ in 0..waits + 20 * ci as u64 {
+                    let ns = rng.lognormal(median, sigma) as u64;
+                    st.lat_hist[class][policy::lat_bucket(ns)] += 1;
+                    max[class] = max[class].max(ns);
+                    st.cnt[soryu_counter_SORYU_CNT_WAKEUPS as usize] += 1;
+                }
+            }
+            let c = |i: soryu_counter| i as usize;
+            let enq = 450 + 10 * k;
+            st.cnt[c(soryu_counter_SORYU_CNT_ENQUEUE)] += enq;
+            st.cnt[c(soryu_counter_SORYU_CNT_DIRECT)] += 30;
+            st.cnt[c(soryu_counter_SORYU_CNT_KEEP)] += 25;
+            st.cnt[c(soryu_counter_SORYU_CNT_DISPATCH_EMPTY)] += 5;
+            st.cnt[c(soryu_counter_SORYU_CNT_STARVE_SERVE)] += k % 2;
+            st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_ATTEMPT)] += enq;
+            st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_IDLE)] += enq / 3;
+            st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_KICK)] += enq / 2;
+            st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_NONE)] += enq - enq / 3 - enq / 2;
+            st.cnt[c(soryu_counter_SORYU_CNT_LEVEL_MISMATCH)] += k % 3;
+            for _ in 0..enq {
+                let boost = ((rng.unit() * 25.0) as usize).min(24);
+                st.boost_hist[boost] += 1;
+                let level = 1 + (10 + boost / 2).min(31);
+                st.level_hist[level] += 1;
+                let probes = 1 + (rng.unit() * rng.unit() * 12.0) as usize;
+                st.probe_hist[probes] += 1;
+                st.cnt[c(soryu_counter_SORYU_CNT_DISPATCH)] += 1;
+                st.cnt[c(soryu_counter_SORYU_CNT_PROBES)] += probes as u64;
+            }
+            st.probe_hist[0] += 5; // the empty calls probed nothing here
+            st.probe_hist[1] += 25;
+            st.cnt[c(soryu_counter_SORYU_CNT_PROBES)] += 25;
+        }
+        let cur = snap(&cpus, k);
+        out.push(Interval::between(&prev, &cur, max, 250));
+        prev = cur;
+    }
+    out
+}
+
+/// --prometheus-sample PATH: the file as the daemon writes it after three
+/// intervals of synthetic figures, through the same writer; for tests and
+/// for looking at the format on a machine without sched_ext.
+pub fn write_sample(opts: &Opts, path: &Path, run_id: &str) -> Result<()> {
+    let mut sink = PromSink::new(Target::File(path.to_path_buf()), RunInfo::new(opts, run_id));
+    let mut errors = Vec::new();
+    for iv in synthetic_intervals(3) {
+        sink.interval(&iv, &mut errors);
+    }
+    if !errors.is_empty() {
+        bail!("{}", String::from_utf8_lossy(&errors).trim_end());
+    }
+    sink.keep_file();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::{opts, temp_dir, Captured};
+
+    fn info() -> RunInfo {
+        RunInfo {
+            run_id: "r1".into(),
+            version: "0.1.0".into(),
+            kernel: "7.3.4".into(),
+            knobs: vec![("vtime".into(), "false".into())],
+            hist: true,
+            start_time_s: 1.5e9,
+        }
+    }
+
+    /// (name, labels, value) of every sample line.
+    fn samples(text: &str) -> Vec<(String, String, String)> {
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| {
+                let (series, v) = l.rsplit_once(' ').unwrap();
+                let (name, labels) = series.split_once('{').unwrap();
+                (
+                    name.to_string(),
+                    labels.trim_end_matches('}').to_string(),
+                    v.to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn get(text: &str, name: &str, labels: &str) -> f64 {
+        samples(text)
+            .into_iter()
+            .find(|(n, l, _)| n == name && l == labels)
+            .unwrap_or_else(|| panic!("no {name}{{{labels}}} in\n{text}"))
+            .2
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn le_is_what_prometheus_prints() {
+        assert_eq!(le_value(1023e-9), "1.023e-06");
+        assert_eq!(le_value(1_048_575e-9), "0.001048575");
+        assert_eq!(le_value(1e-4), "0.0001");
+        assert_eq!(le_value(4.294967295), "4.294967295");
+        assert_eq!(le_value(0.0), "0.0");
+        assert_eq!(le_value(3.0), "3.0");
+        assert_eq!(le_value(1e6), "1e+06");
+        assert_eq!(le_value(f64::INFINITY), "+Inf");
+        let le = lat_le();
+        assert_eq!(le.len(), soryu_consts_SORYU_NR_LAT_BUCKETS as usize - 1);
+        assert_eq!(le[0], "1.023e-06");
+        // the bucket that ends just below 2^20 ns: "under 1 ms" is exact
+        let edge = policy::lat_bucket(1 << 20);
+        assert_eq!(le[edge - 1], "0.001048575");
+        assert_eq!(le.last().unwrap(), "4.294967295");
+    }
+
+    #[test]
+    fn counters_are_cumulative_and_histograms_consistent() {
+        let ivs = synthetic_intervals(3);
+        let mut t = Totals::default();
+        t.add(&ivs[0]);
+        let one = render(&info(), &t, &ivs[0]);
+        t.add(&ivs[1]);
+        t.add(&ivs[2]);
+        let three = render(&info(), &t, &ivs[2]);
+        let wakeups: u64 = ivs.iter().map(|iv| iv.metrics.wakeups).sum();
+        assert_eq!(
+            get(&three, "scx_soryu_wakeups_total", r#"run_id="r1""#),
+            wakeups as f64
+        );
+        assert!(
+            get(&one, "scx_soryu_wakeups_total", r#"run_id="r1""#) < wakeups as f64,
+            "counters grow"
+        );
+        assert_eq!(
+            get(&three, "scx_soryu_reports_total", r#"run_id="r1""#),
+            3.0
+        );
+        // every counter of the third file is at least that of the first
+        for (n, l, v) in samples(&one) {
+            if n.ends_with("_total") || n.ends_with("_bucket") || n.ends_with("_count") {
+                let v3 = get(&three, &n, &l);
+                assert!(v3 >= v.parse::<f64>().unwrap(), "{n}{{{l}}} went down");
+            }
+        }
+        // histogram: cumulative, +Inf = _count = the class's wakeups
+        for (class, count) in CLASSES.iter().zip([
+            ivs.iter().map(|i| i.metrics.int_count).sum::<u64>(),
+            ivs.iter().map(|i| i.metrics.oth_count).sum::<u64>(),
+        ]) {
+            let sel = format!(r#"run_id="r1",class="{class}""#);
+            let buckets: Vec<f64> = samples(&three)
+                .into_iter()
+                .filter(|(n, l, _)| {
+                    n == "scx_soryu_wake_to_run_seconds_bucket" && l.starts_with(&sel)
+                })
+                .map(|(_, _, v)| v.parse().unwrap())
+                .collect();
+            assert_eq!(buckets.len(), soryu_consts_SORYU_NR_LAT_BUCKETS as usize);
+            assert!(buckets.windows(2).all(|w| w[0] <= w[1]), "{class}");
+            assert_eq!(*buckets.last().unwrap(), count as f64);
+            assert_eq!(
+                get(&three, "scx_soryu_wake_to_run_seconds_count", &sel),
+                count as f64
+            );
+            let sum = get(&three, "scx_soryu_wake_to_run_seconds_sum", &sel);
+            assert!(sum > 0.0 && sum < count as f64, "{sum}");
+        }
+        // the under-1ms bucket agrees with the report's share over 1 ms
+        let sel = r#"run_id="r1",class="interactive",le="0.001048575""#;
+        let under = get(&three, "scx_soryu_wake_to_run_seconds_bucket", sel);
+        let all: u64 = ivs.iter().map(|i| i.metrics.int_count).sum();
+        let over: f64 = ivs
+            .iter()
+            .map(|i| i.metrics.int_over_1ms_pct * i.metrics.int_count as f64 / 100.0)
+            .sum();
+        assert!((all as f64 - under - over).abs() < 1e-6, "{under} {over}");
+        // probes: exact sum
+        assert_eq!(
+            get(
+                &three,
+                "scx_soryu_dispatch_probes_per_call_sum",
+                r#"run_id="r1""#
+            ),
+            get(&three, "scx_soryu_dispatch_probes_total", r#"run_id="r1""#)
+        );
+        // every sample names the run first
+        for (n, l, _) in samples(&three) {
+            assert!(l.starts_with(r#"run_id="r1""#), "{n}{{{l}}}");
+        }
+    }
+
+    #[test]
+    fn every_family_has_help_and_type_once_and_is_contiguous() {
+        let ivs = synthetic_intervals(1);
+        let mut t = Totals::default();
+        t.add(&ivs[0]);
+        let text = render(&info(), &t, &ivs[0]);
+        let mut seen = Vec::<String>::new();
+        let mut current = String::new();
+        for l in text.lines() {
+            if let Some(rest) = l.strip_prefix("# TYPE ") {
+                let (name, kind) = rest.split_once(' ').unwrap();
+                assert!(!seen.contains(&name.to_string()), "{name} twice");
+                assert!(["counter", "gauge", "histogram"].contains(&kind));
+                assert_eq!(kind == "counter", name.ends_with("_total"), "{name}");
+                seen.push(name.to_string());
+                current = name.to_string();
+            } else if !l.starts_with('#') {
+                let name = l.split('{').next().unwrap();
+                let base = name
+                    .strip_suffix("_bucket")
+                    .or(name.strip_suffix("_sum"))
+                    .or(name.strip_suffix("_count"))
+                    .filter(|b| *b == current)
+                    .unwrap_or(name);
+                assert_eq!(base, current, "{l} outside its family");
+            }
+        }
+        assert!(seen.len() >= 20, "{seen:?}");
+    }
+
+    #[test]
+    fn unknown_is_absent_and_no_hist_writes_no_histograms() {
+        let mut iv = synthetic_intervals(1).remove(0);
+        iv.metrics.int_max_us = f64::NAN;
+        let mut i = info();
+        i.hist = false;
+        let mut t = Totals::default();
+        t.add(&iv);
+        let text = render(&i, &t, &iv);
+        assert!(!text.contains(r#"max_seconds{run_id="r1",class="interactive"}"#));
+        assert!(text.contains(r#"max_seconds{run_id="r1",class="other"}"#));
+        assert!(!text.contains("histogram"), "{text}");
+        assert!(!text.contains("by_level"), "{text}");
+        assert!(text.contains(r#"hist="false""#));
+    }
+
+    #[test]
+    fn labels_and_help_are_escaped() {
+        let mut i = info();
+        i.run_id = "a\"b\\c".into();
+        i.kernel = "x\ny".into();
+        let iv = Interval::default();
+        let text = render(&i, &Totals::default(), &iv);
+        assert!(text.contains(r#"{run_id="a\"b\\c""#), "{text}");
+        assert!(text.contains(r#"kernel="x\ny""#), "{text}");
+        assert_eq!(text.lines().filter(|l| l.starts_with('y')).count(), 0);
+    }
+
+    #[test]
+    fn the_file_is_replaced_whole_and_removed_at_exit() {
+        let dir = temp_dir("prom-atomic");
+        let path = dir.join("m.prom");
+        std::fs::write(&path, "old").unwrap();
+        let err = Captured::default();
+        let mut sink = PromSink::new(Target::File(path.clone()), info());
+        for iv in synthetic_intervals(2) {
+            sink.interval(&iv, &mut err.clone());
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("# HELP scx_soryu_info"), "{text}");
+        assert!(text.contains(r#"scx_soryu_reports_total{run_id="r1"} 2"#));
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["m.prom"], "no temporary file left");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o044, 0o044, "node_exporter must read it: {mode:o}");
+        assert_eq!(err.text(), "");
+        drop(sink);
+        assert!(!path.exists(), "removed when the daemon exits");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_stale_temporary_file_or_link_is_not_followed() {
+        let dir = temp_dir("prom-link");
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let path = dir.join("m.prom");
+        let tmp = dir.join(format!(".m.prom.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+        write_atomic(&path, "x 1\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "x 1\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    // A failed write (the directory gone, a full disk) is said once, the
+    // next intervals try again, and the first that works says so.
+    #[test]
+    fn a_failing_write_is_reported_once_and_retried() {
+        let dir = temp_dir("prom-fail");
+        let sub = dir.join("gone");
+        std::fs::create_dir(&sub).unwrap();
+        let path = sub.join("m.prom");
+        let err = Captured::default();
+        let mut sink = PromSink::new(Target::File(path.clone()), info());
+        let ivs = synthetic_intervals(5);
+        sink.interval(&ivs[0], &mut err.clone());
+        std::fs::remove_dir_all(&sub).unwrap();
+        for iv in &ivs[1..4] {
+            sink.interval(iv, &mut err.clone());
+        }
+        let e = err.text();
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains("cannot write --prometheus") && e.contains("keeps running"));
+        std::fs::create_dir(&sub).unwrap();
+        sink.interval(&ivs[4], &mut err.clone());
+        let e = err.text();
+        assert_eq!(e.lines().count(), 2, "{e}");
+        assert!(e.lines().nth(1).unwrap().contains("written again"), "{e}");
+        // the counters kept counting through the failures
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(r#"scx_soryu_reports_total{run_id="r1"} 5"#));
+        drop(sink);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn auto_writes_only_while_the_textfile_directory_exists() {
+        let dir = temp_dir("prom-auto");
+        let textfile = dir.join("node-exporter");
+        let err = Captured::default();
+        let mut sink = PromSink::new(Target::Dir(textfile.clone()), info());
+        let ivs = synthetic_intervals(3);
+        sink.interval(&ivs[0], &mut err.clone());
+        sink.interval(&ivs[1], &mut err.clone());
+        let e = err.text();
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains("does not exist"), "{e}");
+        std::fs::create_dir(&textfile).unwrap();
+        sink.interval(&ivs[2], &mut err.clone());
+        let e = err.text();
+        assert_eq!(e.lines().count(), 2, "{e}");
+        let text = std::fs::read_to_string(textfile.join(AUTO_FILE)).unwrap();
+        assert!(text.contains(r#"scx_soryu_reports_total{run_id="r1"} 3"#));
+        drop(sink);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_sample_is_the_writers_output() {
+        let dir = temp_dir("prom-sample");
+        let path = dir.join("s.prom");
+        let o = opts(&["--vtime"]);
+        write_sample(&o, &path, "sample-1").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(text.contains(r#"scx_soryu_reports_total{run_id="sample-1"} 3"#));
+        assert!(text.contains(r#"vtime="true""#), "{text}");
+        assert!(text.contains("scx_soryu_kernel_events_total{"));
+        assert!(text
+            .contains(r#"scx_soryu_bpf_calls_total{run_id="sample-1",callback="dispatch"} 3000"#));
+    }
+}
