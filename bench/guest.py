@@ -102,7 +102,7 @@ def check_names(workload, configs):
     for c in configs:
         if c.startswith("soryu") and c not in SORYU_CONFIGS:
             return f"unknown soryu configuration '{c}' (choose among {', '.join(SORYU_CONFIGS)})"
-        if not c.replace("_", "").isalnum() or c != c.lower():
+        if not c or not all(ch.isdigit() or "a" <= ch <= "z" or ch in "-_" for ch in c):
             return f"bad configuration name '{c}' (eevdf, {', '.join(SORYU_CONFIGS)}, or a peer: bpfland, lavd, ...)"
     dup = sorted({c for c in configs if configs.count(c) > 1})
     if dup:

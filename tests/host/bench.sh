@@ -44,7 +44,7 @@ measuring() { [ "$(scx_state)" = enabled ] && pgrep -x cyclictest >/dev/null; }
 exited() { ! kill -0 "$1" 2>/dev/null || [[ $(ps -o stat= -p "$1") == Z* ]]; }
 
 in_guest() {
-  local d=$SORYU_OUT/guest-check pid rc n
+  local d=$SORYU_OUT/guest-check pid rc n start=$SECONDS
   mkdir -p "$d"
   # a host-mode run, soryu first, in a session of its own like a terminal's
   setsid env --default-signal=INT bench/run.sh --host -o "$d/int" -r 1 -n 30 -s 2 soryu eevdf >"$d/int.log" 2>&1 &
@@ -79,6 +79,7 @@ in_guest() {
   local left
   left=$(pgrep -a -x 'scx_soryu|stress-ng|cyclictest' || true)
   check "Ctrl-C: nothing left running${left:+: $left}" test -z "$left"
+  echo "guest checks: $((SECONDS - start)) s"
   echo "$passed passed, $failed failed"
 }
 
@@ -223,6 +224,8 @@ else
   echo "note: not root: the runs against a stand-in scheduler not tried"
 fi
 
+echo "host part: $SECONDS s"
+
 # ---------------------------------------------------------------------------
 # In the VM
 
@@ -245,6 +248,7 @@ if [ -f "$gc" ]; then
     esac
   done <"$gc"
   grep -qE '^[0-9]+ passed, 0 failed$' "$gc" || bad "guest checks did not finish: $(tail -n 3 "$gc" | tr '\n' '|')"
+  grep '^guest checks: ' "$gc" || true
 else
   bad "no guest-check.log from the VM${vmres:+ ($vmres)}"
 fi
