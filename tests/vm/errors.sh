@@ -117,7 +117,7 @@ case_begin verifier
 # A program the verifier refuses (hidden --inject-verifier-reject): one
 # clear error, the verifier's last lines shown without -v, nothing attached.
 run_refused "verifier rejection" "BPF scheduler failed to load" --report-sec 2 --inject-verifier-reject
-grep -qE 'invalid mem access|R[0-9]+ .*(null|NULL)' "$SORYU_OUT/$CASE.refused.log" ||
+grep -qE 'invalid mem access|NULL check|nullable|R[0-9]+ .*(null|NULL)' "$SORYU_OUT/$CASE.refused.log" ||
   fail "the verifier's reason is not shown: $(tail -n5 "$SORYU_OUT/$CASE.refused.log" | tr '\n' '|')"
 dmesg_check
 case_end
