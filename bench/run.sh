@@ -57,10 +57,11 @@ for v in "$rounds" "$intervals" "$secs"; do
 done
 [ $# -ge 2 ] || { echo "bench/run.sh: name at least two configurations (e.g. eevdf soryu)" >&2; exit 2; }
 configs=("$@")
-python3 bench/guest.py check "$workload" "${configs[@]}" || exit 2
 if [ "$host" = 1 ]; then
-  # the guard's refusals, before anything is built or started
-  python3 bench/guest.py preflight "$workload" "${configs[@]}" || exit 1
+  # the names, then the guard's refusals, before anything is built or started
+  python3 bench/guest.py preflight "$workload" "${configs[@]}" || exit
+else
+  python3 bench/guest.py check "$workload" "${configs[@]}" || exit
 fi
 
 bin=${SORYU_BIN:-target/release/scx_soryu}
