@@ -554,7 +554,10 @@ def main():
         sys.exit(__doc__)
     cmd, argv = sys.argv[1], sys.argv[2:]
     if cmd == "run":
-        return run(argv)
+        try:
+            return run(argv)
+        except Interrupted:
+            return 130  # a signal while a failure was being reported; cleaned up all the same
     if not argv:
         sys.exit(__doc__)
     why = check_names(argv[0], argv[1:])
