@@ -164,15 +164,16 @@ STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 def spawn(cmd, deathsig, register, **kw):
-    """Popen in a new session, `register`ed before a stop signal can
-    interrupt (they are blocked meanwhile), with `deathsig` sent to it if
-    the driver dies first."""
+    """Popen in a process group of its own, `register`ed before a stop
+    signal can interrupt (they are blocked meanwhile), with `deathsig` sent
+    to it if the driver dies first."""
     def child():
+        os.setpgid(0, 0)
         _libc.prctl(PR_SET_PDEATHSIG, int(deathsig), 0, 0, 0)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
-        p = subprocess.Popen(cmd, start_new_session=True, preexec_fn=child, **kw)
+        p = subprocess.Popen(cmd, preexec_fn=child, stdin=subprocess.DEVNULL, **kw)
         register(p)
         return p
     finally:

@@ -46,7 +46,8 @@ exited() { ! kill -0 "$1" 2>/dev/null || [[ $(ps -o stat= -p "$1") == Z* ]]; }
 in_guest() {
   local d=$SORYU_OUT/guest-check pid rc n start=$SECONDS
   mkdir -p "$d"
-  # a host-mode run, soryu first, in a session of its own like a terminal's
+  # a host-mode run, soryu first, in a process group of its own as a
+  # terminal would start it
   setsid env --default-signal=INT bench/run.sh --host -o "$d/int" -r 1 -n 30 -s 2 soryu eevdf >"$d/int.log" 2>&1 &
   pid=$!
   if ! wait_until 120 measuring; then
