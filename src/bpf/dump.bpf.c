@@ -59,5 +59,5 @@ void BPF_STRUCT_OPS(soryu_dump_task, struct scx_dump_ctx *dctx, struct task_stru
 	scx_bpf_dump("soryu: task boost %d level %u queued_level %u waited %llums used_us %llu granted %d cpus 0x%llx n %d\n",
 		     tctx->boost, task_level(p, tctx), tctx->enq_level,
 		     ms_since(now, tctx->queued_at), tctx->used_ns / 1000,
-		     tctx->granted, p->cpus_ptr->bits[0], p->nr_cpus_allowed);
+		     tctx->granted, (u64)p->cpus_ptr->bits[0], p->nr_cpus_allowed);
 }
