@@ -459,9 +459,6 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	bool ok;
 	u32 lvl, b;
 
-	if (stall_injected(p))
-		return;	/* stranded on purpose: the watchdog must notice */
-
 	if (!(tctx = lookup_task_ctx(p))) {
 		scx_bpf_error("soryu: no task context for %s[%d]", p->comm, p->pid);
 		return;
@@ -470,6 +467,8 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	lvl = task_level(p, tctx);
 	tctx->enq_level = lvl;
 	tctx->queued_at = scx_bpf_now();
+	if (stall_injected(p))
+		return;	/* stranded on purpose: the watchdog must notice */
 	slice = slice_left(tctx);
 	mark_level(lvl);
 	if (tctx->granted)

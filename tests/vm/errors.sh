@@ -151,8 +151,8 @@ while time.monotonic() < end: pass' &
     # The debug dump (ops.dump_task): the stalled task's line from the
     # kernel, then soryu's own line for it with its boost, level and wait.
     grep -A6 -E '[[:space:]]soryu-stall\[[0-9]+\]' "$SORYU_OUT/$CASE.sched.log" |
-      grep -m1 -E 'soryu: task boost -?[0-9]+ level [0-9]+ .*waited [0-9]+ms' >"$SORYU_OUT/$CASE.dump-task" ||
-      fail "the debug dump has no soryu line for the stalled task"
+      grep -m1 -E 'soryu: task boost -?[0-9]+ level [0-9]+ queued_level [0-9]+ waited [0-9]{4,}ms' >"$SORYU_OUT/$CASE.dump-task" ||
+      fail "the debug dump has no soryu line for the stalled task with its wait (>= 1 s)"
     grep -q 'soryu: lvl_bitmap=' "$SORYU_OUT/$CASE.sched.log" || fail "the debug dump has no soryu state (ops.dump)"
     grep -q 'soryu: cpu [0-9]+ level' -E "$SORYU_OUT/$CASE.sched.log" || trace "no busy CPU in the dump"
     trace "ejected after ${t}s, exit $rc"
