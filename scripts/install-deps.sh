@@ -6,7 +6,7 @@
 #   VM:     qemu >= 10.0 (bookworm-backports; software emulation), kmod,
 #           busybox-static, cpio,
 #           virtme-ng (PyPI), a trixie-backports kernel (see vm/kernel.sh)
-#   load:   stress-ng, rt-tests (cyclictest, hackbench)
+#   load:   stress-ng, rt-tests (cyclictest, hackbench), linux-perf (perf bench)
 #   tests:  systemd (systemd-analyze), make (install), python3 (harness), jq,
 #           bpftool (reads the loaded program back), dpkg-dev (make deb)
 set -euo pipefail
@@ -102,7 +102,7 @@ need=()
 # a busybox. file: virtme-ng reads the kernel version off the image with it.
 for p in clang-19 llvm-19 libelf-dev zlib1g-dev libzstd-dev pkg-config \
          kmod cpio busybox-static file stress-ng rt-tests make \
-         systemd jq python3-pip bpftool dpkg-dev; do
+         systemd jq python3-pip bpftool dpkg-dev linux-perf; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -77,7 +77,7 @@ deps() {
     bash scripts/install-deps.sh
   else
     local c missing=()
-    for c in cargo clang-19 qemu-system-x86_64 vng busybox stress-ng jq apt-get dpkg-deb; do
+    for c in cargo clang-19 qemu-system-x86_64 vng busybox stress-ng jq apt-get dpkg-deb bpftool perf dpkg-shlibdeps; do
       command -v "$c" >/dev/null || missing+=("$c")
     done
     [ ${#missing[@]} -eq 0 ] || { echo "missing: ${missing[*]} (run scripts/install-deps.sh as root)" >&2; return 1; }
