@@ -34,19 +34,32 @@ ncpu=$(nproc)
 ALL_ON=(--clear-bitmap --boost-on-wake --vtime)
 WORK_PIDS=()
 
+declare -A STRESS_PIDS=()
 stress() { # stress NAME ARGS...: stress-ng in the background
   local name=$1
   shift
   stress-ng "$@" --timeout "$((secs + 30))s" --temp-path "$SORYU_OUT" --metrics-brief \
     >"$SORYU_OUT/$CASE.$name.log" 2>&1 &
   WORK_PIDS+=($!)
+  STRESS_PIDS[$!]=$name
 }
 
+# Stops the workload: stress-ng with SIGINT (it then prints its metrics and
+# exits 0; any other status fails the case), everything else with SIGTERM.
 work_stop() {
-  local p
-  for p in "${WORK_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${WORK_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  local p rc
+  for p in "${WORK_PIDS[@]}"; do
+    if [ -n "${STRESS_PIDS[$p]:-}" ]; then kill -INT "$p" 2>/dev/null || true; else kill -TERM "$p" 2>/dev/null || true; fi
+  done
+  for p in "${WORK_PIDS[@]}"; do
+    rc=0
+    wait "$p" 2>/dev/null || rc=$?
+    if [ -n "${STRESS_PIDS[$p]:-}" ] && [ "$rc" != 0 ]; then
+      fail "stress-ng ($CASE.${STRESS_PIDS[$p]}.log) exited $rc"
+    fi
+  done
   WORK_PIDS=()
+  STRESS_PIDS=()
 }
 
 ran() { stress_ran "$SORYU_OUT/$CASE.$1.log" "$2"; } # ran LOGNAME STRESSOR
@@ -93,6 +106,7 @@ w_forkstorm() {
     stress-ng --exec 2 --timeout "$((secs + 30))s" --temp-path "$d" --metrics-brief \
     >"$SORYU_OUT/$CASE.exec.log" 2>&1 &
   WORK_PIDS+=($!)
+  STRESS_PIDS[$!]=exec
   observe
   work_stop
   ran s fork
