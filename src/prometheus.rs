@@ -24,7 +24,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use anyhow::{bail, Result};
+use anyhow::{Context, Result};
 
 use crate::bpf_intf::*;
 use crate::cli::Opts;
@@ -181,21 +181,21 @@ fn escape(s: &str, quote: bool) -> String {
     o
 }
 
-/// A float as Prometheus' own Go code prints it (strconv 'g', shortest),
-/// with ".0" on a whole number: the form Prometheus 3 normalizes `le` to
-/// when it ingests a classic histogram, so that le="..." in a query
-/// matches on every version.
+/// A float as Prometheus' Go code prints it (strconv 'g', shortest): the
+/// `le` that node_exporter serves when it passes the file on, so the file
+/// and the scrape say the same. (Prometheus 3 writes a whole number with
+/// ".0" when it ingests either; no `le` of the latency histogram is whole.)
 pub fn le_value(v: f64) -> String {
     if v.is_infinite() {
         return if v > 0.0 { "+Inf" } else { "-Inf" }.into();
     }
     if v == 0.0 {
-        return "0.0".into();
+        return "0".into();
     }
     let sci = format!("{v:e}");
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    let s = if !(-4..6).contains(&exp) {
+    if !(-4..6).contains(&exp) {
         format!(
             "{mant}e{}{:02}",
             if exp < 0 { '-' } else { '+' },
@@ -203,11 +203,6 @@ pub fn le_value(v: f64) -> String {
         )
     } else {
         format!("{v}")
-    };
-    if s.contains(['.', 'e']) {
-        s
-    } else {
-        s + ".0"
     }
 }
 
@@ -677,11 +672,6 @@ impl PromSink {
             }
         }
     }
-
-    /// Leave the file in place when the sink goes (--prometheus-sample).
-    pub fn keep_file(mut self) {
-        self.written = None;
-    }
 }
 
 impl Drop for PromSink {
@@ -790,16 +780,13 @@ pub fn synthetic_intervals(n: usize) -> Vec<Interval> {
 /// intervals of synthetic figures, through the same writer; for tests and
 /// for looking at the format on a machine without sched_ext.
 pub fn write_sample(opts: &Opts, path: &Path, run_id: &str) -> Result<()> {
-    let mut sink = PromSink::new(Target::File(path.to_path_buf()), RunInfo::new(opts, run_id));
-    let mut errors = Vec::new();
-    for iv in synthetic_intervals(3) {
-        sink.interval(&iv, &mut errors);
+    let mut totals = Totals::default();
+    let ivs = synthetic_intervals(3);
+    for iv in &ivs {
+        totals.add(iv);
     }
-    if !errors.is_empty() {
-        bail!("{}", String::from_utf8_lossy(&errors).trim_end());
-    }
-    sink.keep_file();
-    Ok(())
+    let text = render(&RunInfo::new(opts, run_id), &totals, &ivs[ivs.len() - 1]);
+    write_atomic(path, &text).with_context(|| format!("cannot write {}", path.display()))
 }
 
 #[cfg(test)]
@@ -850,9 +837,10 @@ mod tests {
         assert_eq!(le_value(1_048_575e-9), "0.001048575");
         assert_eq!(le_value(1e-4), "0.0001");
         assert_eq!(le_value(4.294967295), "4.294967295");
-        assert_eq!(le_value(0.0), "0.0");
-        assert_eq!(le_value(3.0), "3.0");
+        assert_eq!(le_value(0.0), "0");
+        assert_eq!(le_value(3.0), "3");
         assert_eq!(le_value(1e6), "1e+06");
+        assert_eq!(le_value(123456.0), "123456");
         assert_eq!(le_value(f64::INFINITY), "+Inf");
         let le = lat_le();
         assert_eq!(le.len(), soryu_consts_SORYU_NR_LAT_BUCKETS as usize - 1);
