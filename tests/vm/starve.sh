@@ -11,8 +11,9 @@
 # plus the platform's own lateness L: under emulation the host deschedules
 # virtual CPUs and every wait in the guest grows by that much, whatever the
 # scheduler does. L is measured under the default scheduler in the same
-# boot, with the same hogs, by one more probe per CPU, pinned there, a nice
-# -20 task that sleeps 1 ms at a time: the longest oversleep of any of them;
+# boot, with the same hogs, by one more probe per CPU, pinned there, a
+# SCHED_FIFO task (above every normal scheduler, so the figure is the
+# platform's) that sleeps 1 ms at a time: the longest oversleep of any of them;
 # above LATE_CAP_MS (60) the test fails as too noisy to judge. The case also
 # requires starve_serve > 0 and that the nice -20 hogs really ran.
 # Writes starve-<sched>.json for the docs.
