@@ -705,7 +705,7 @@ impl Lcg {
 /// `n` intervals of 2 s on 2 CPUs with made-up but plausible figures, run
 /// through the same differencing as the daemon's readings (stats.rs).
 pub fn synthetic_intervals(n: usize) -> Vec<Interval> {
-    let mut rng = Lcg(0x5059_5259_55);
+    let mut rng = Lcg(0x0050_5952_5955);
     // SAFETY: soryu_stats is plain integers; all-zero is a valid value.
     let mut cpus: Vec<soryu_stats> = (0..2).map(|_| unsafe { std::mem::zeroed() }).collect();
     let base = Instant::now();
