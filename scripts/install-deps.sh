@@ -8,7 +8,9 @@
 #           virtme-ng (PyPI), a trixie-backports kernel (see vm/kernel.sh)
 #   load:   stress-ng, rt-tests (cyclictest, hackbench), linux-perf (perf bench)
 #   tests:  systemd (systemd-analyze), make (install), python3 (harness), jq,
-#           bpftool (reads the loaded program back), dpkg-dev (make deb)
+#           bpftool (reads the loaded program back), dpkg-dev (make deb),
+#           python3-prometheus-client, and promtool and node_exporter
+#           unpacked into a cache (tests/host/prometheus.sh)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -102,7 +104,7 @@ need=()
 # a busybox. file: virtme-ng reads the kernel version off the image with it.
 for p in clang-19 llvm-19 libelf-dev zlib1g-dev libzstd-dev pkg-config \
          kmod cpio busybox-static file stress-ng rt-tests make \
-         systemd jq python3-pip bpftool dpkg-dev linux-perf; do
+         systemd jq python3-pip bpftool dpkg-dev linux-perf python3-prometheus-client; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -131,6 +133,23 @@ if ! command -v vng >/dev/null 2>&1 || [ "$(vng --version 2>/dev/null | awk '{pr
   hash -r
   command -v vng >/dev/null 2>&1 || { echo "install-deps: virtme-ng installed but vng is not in PATH" >&2; exit 1; }
 fi
+# promtool and node_exporter, for tests/host/prometheus.sh: unpacked from
+# Debian's packages into a cache, not installed (the packages would enable
+# a Prometheus server and an exporter as services on this machine). Both
+# are static Go binaries.
+tools=${SORYU_TOOLS_CACHE:-/var/cache/scx_soryu/tools}
+for pb in prometheus:promtool prometheus-node-exporter:prometheus-node-exporter; do
+  pkg=${pb%%:*} bin=${pb#*:}
+  [ -x "$tools/$bin" ] && "$tools/$bin" --version >/dev/null 2>&1 && continue
+  mkdir -p "$tools"
+  tmp=$(mktemp -d "$tools/.fetch.XXXXXX")
+  (cd "$tmp" && apt-get download -q "$pkg/bookworm" >/dev/null 2>&1 || apt-get download -q "$pkg") ||
+    { rm -rf "$tmp"; echo "install-deps: cannot download $pkg" >&2; exit 1; }
+  dpkg-deb -x "$tmp"/*.deb "$tmp/root"
+  install -m 755 "$tmp/root/usr/bin/$bin" "$tools/$bin"
+  rm -rf "$tmp"
+done
+
 # The guest kernel for the VM tests (downloaded once into its cache).
 "$repo/vm/kernel.sh" >/dev/null
 

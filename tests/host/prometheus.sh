@@ -49,9 +49,13 @@ trap summary EXIT
 
 # The tools. A missing one is a failure, not a skip: without them nothing
 # here is checked.
-promtool=${PROMTOOL:-$(command -v promtool || true)}
+# scripts/install-deps.sh unpacks promtool and node_exporter from Debian's
+# packages into a cache rather than installing them (their packages would
+# enable a Prometheus server and an exporter on the machine).
+tools=${SORYU_TOOLS_CACHE:-/var/cache/scx_soryu/tools}
+promtool=${PROMTOOL:-$(command -v promtool || command -v "$tools/promtool" || true)}
 if [ -z "$promtool" ] || ! "$promtool" --version >/dev/null 2>&1; then
-  bad "promtool is missing (Debian: apt-get install prometheus)"
+  bad "promtool is missing (run scripts/install-deps.sh)"
   promtool=
 else
   echo "using $("$promtool" --version 2>&1 | head -n1)"
@@ -71,9 +75,10 @@ else
   echo "using $py, prometheus_client $("$py" -c 'import importlib.metadata as m; print(m.version("prometheus_client"))' 2>/dev/null || echo '?')"
 fi
 
-ne=${NODE_EXPORTER:-$(command -v prometheus-node-exporter || command -v node_exporter || true)}
+ne=${NODE_EXPORTER:-$(command -v prometheus-node-exporter || command -v node_exporter ||
+  command -v "$tools/prometheus-node-exporter" || true)}
 if [ -z "$ne" ] || ! "$ne" --version >/dev/null 2>&1; then
-  bad "node_exporter is missing (Debian: apt-get install prometheus-node-exporter)"
+  bad "node_exporter is missing (run scripts/install-deps.sh)"
   ne=
 else
   echo "using $("$ne" --version 2>&1 | head -n1)"
