@@ -18,14 +18,8 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
-passed=0 failed=0
-ok() { passed=$((passed + 1)); echo "ok   $*"; }
-bad() { failed=$((failed + 1)); echo "FAIL $*"; }
-check() { # check DESCRIPTION CONDITION...
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else bad "$what"; fi
-}
+# shellcheck source=tests/host/lib.sh
+. "$repo/tests/host/lib.sh"
 
 # ---------------------------------------------------------------------------
 # Inside the guest (bench/guest.sh runs this first when asked to)

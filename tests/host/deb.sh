@@ -33,18 +33,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
 
-passed=0
-failed=0
-finished=0
-ok() { echo "ok   $*"; passed=$((passed + 1)); }
-bad() { echo "FAIL $*"; failed=$((failed + 1)); }
-# check NAME CMD...: one check line from CMD's exit status.
-check() {
-  local name=$1
-  shift
-  if "$@"; then ok "$name"; else bad "$name"; fi
-}
-
+# shellcheck source=tests/host/lib.sh
+. "$repo/tests/host/lib.sh"
 # Not root: the same test as root of a user namespace (unshare -r: dpkg and
 # chroot work there, on files this user owns), when the kernel allows one.
 if [ "$(id -u)" != 0 ]; then
@@ -56,15 +46,7 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 
-tmp=$(mktemp -d)
-summary() {
-  local rc=$?
-  if [ "$finished" = 0 ]; then bad "the test itself stopped early (exit status $rc)"; fi
-  rm -rf "$tmp"
-  echo "$passed passed, $failed failed"
-  if [ "$failed" = 0 ]; then exit 0; else exit 1; fi
-}
-trap summary EXIT
+checks_begin
 
 show() { sed 's/^/     | /' "$1"; }
 oneline() { tr '\n' ' ' | sed 's/ *$//'; }
@@ -458,4 +440,4 @@ else
   show "$tmp/host.diff"
 fi
 
-finished=1
+checks_done

@@ -11,9 +11,8 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=${1:-$repo/target/release/scx_soryu}
 [ -x "$bin" ] || { echo "no binary $bin: build it first (cargo build --release)" >&2; exit 1; }
 
-passed=0 failed=0
-ok() { passed=$((passed + 1)); echo "ok   $*"; }
-bad() { failed=$((failed + 1)); echo "FAIL $*"; }
+# shellcheck source=tests/host/lib.sh
+. "$repo/tests/host/lib.sh"
 
 # refuses WHAT PATTERN CMD...: CMD exits non-zero, stderr is one line
 # matching PATTERN, and nothing looks like a panic.

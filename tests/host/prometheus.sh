@@ -26,24 +26,16 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
 bin=${1:-$repo/target/release/scx_soryu}
 
-passed=0
-failed=0
-finished=0
-ok() { echo "ok   $*"; passed=$((passed + 1)); }
-bad() { echo "FAIL $*"; failed=$((failed + 1)); }
+# shellcheck source=tests/host/lib.sh
+. "$repo/tests/host/lib.sh"
 show() { sed 's/^/     | /' "$1"; }
 
-tmp=$(mktemp -d)
 ne_pid=
-summary() {
-  local rc=$?
-  if [ "$finished" = 0 ]; then bad "the test itself stopped early (exit status $rc)"; fi
+stop_node_exporter() {
   if [ -n "$ne_pid" ]; then kill "$ne_pid" 2>/dev/null || true; wait "$ne_pid" 2>/dev/null || true; fi
-  rm -rf "$tmp"
-  echo "$passed passed, $failed failed"
-  if [ "$failed" = 0 ]; then exit 0; else exit 1; fi
 }
-trap summary EXIT
+CLEANUP=stop_node_exporter
+checks_begin
 
 [ -x "$bin" ] || { bad "no binary $bin: build it first (cargo build --release)"; exit 1; }
 
@@ -415,4 +407,4 @@ else
   bad "the daemon refuses the shipped SCX_FLAGS"
 fi
 
-finished=1
+checks_done

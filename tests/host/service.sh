@@ -29,27 +29,9 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
 
-passed=0
-failed=0
-finished=0
-ok() { echo "ok   $*"; passed=$((passed + 1)); }
-bad() { echo "FAIL $*"; failed=$((failed + 1)); }
-# check NAME CMD...: one check line from CMD's exit status.
-check() {
-  local name=$1
-  shift
-  if "$@"; then ok "$name"; else bad "$name"; fi
-}
-
-tmp=$(mktemp -d)
-summary() {
-  local rc=$?
-  if [ "$finished" = 0 ]; then bad "the test itself stopped early (exit status $rc)"; fi
-  rm -rf "$tmp"
-  echo "$passed passed, $failed failed"
-  if [ "$failed" = 0 ]; then exit 0; else exit 1; fi
-}
-trap summary EXIT
+# shellcheck source=tests/host/lib.sh
+. "$repo/tests/host/lib.sh"
+checks_begin
 
 # A systemctl that only records that it was called.
 mkdir -p "$tmp/fakebin"
@@ -254,4 +236,4 @@ else
   ok "no systemctl call with DESTDIR set"
 fi
 
-finished=1
+checks_done
