@@ -28,9 +28,13 @@ slice_us=1000
 ncpu=$(nproc)
 LATE_CAP_MS=${SORYU_LATE_CAP_MS:-60}
 
-# run_probes OUTFILE: the hogs and both probes; the probes' JSON lines to OUTFILE.
+# run_probes OUTFILE [late]: the hogs and both probes, and with `late` the
+# lateness sleepers too; the probes' JSON lines to OUTFILE. The sleepers
+# run only where the lateness is measured (under the default scheduler):
+# a SCHED_FIFO task waking every millisecond preempts whatever runs, and
+# beside soryu it would break up the very starvation grants being judged.
 run_probes() {
-  local out=$1 hogs pids=() gate=$SORYU_OUT/$CASE.gate t=0 cpu
+  local out=$1 late=${2:-} hogs pids=() gate=$SORYU_OUT/$CASE.gate t=0 cpu
   rm -f "$gate" "$gate".* "$out".*
   # Probes first: they get past Python's start-up before any hog exists,
   # then wait at the gate; the hogs start, then the gate opens, so every
@@ -40,10 +44,12 @@ run_probes() {
   pids+=($!)
   GATE=$gate python3 "$here/starve_probe.py" "$secs" sched_idle idle >"$out.idle" &
   pids+=($!)
-  for cpu in $(seq 0 $((ncpu - 1))); do
-    GATE=$gate taskset -c "$cpu" python3 "$here/starve_probe.py" "$secs" "lateness$cpu" sleeper >"$out.late$cpu" &
-    pids+=($!)
-  done
+  if [ "$late" = late ]; then
+    for cpu in $(seq 0 $((ncpu - 1))); do
+      GATE=$gate taskset -c "$cpu" python3 "$here/starve_probe.py" "$secs" "lateness$cpu" sleeper >"$out.late$cpu" &
+      pids+=($!)
+    done
+  fi
   while [ "$(find "$SORYU_OUT" -name "$CASE.gate.*.ready" | wc -l)" -lt "${#pids[@]}" ]; do
     sleep 0.5
     t=$((t + 1))
@@ -74,7 +80,7 @@ run_probes() {
   for f in "$out".*; do
     jq -e .label "$f" >/dev/null 2>&1 || note "probe output $(basename "$f") is missing or not JSON"
   done
-  [ "$(ls "$out".* | wc -l)" = $((2 + ncpu)) ] || note "expected $((2 + ncpu)) probe outputs"
+  [ "$(ls "$out".* | wc -l)" = "${#pids[@]}" ] || note "expected ${#pids[@]} probe outputs"
   cat "$out".* >"$out"
   rm -f "$out".*
   trace "probes: $(tr '\n' ' ' <"$out")"
@@ -89,7 +95,7 @@ run_probes() {
 CASE=starve-default-scheduler
 : >"$SORYU_OUT/$CASE.trace"
 note() { trace "note: $*"; echo "note ($CASE): $*"; }
-run_probes "$SORYU_OUT/starve-eevdf.json"
+run_probes "$SORYU_OUT/starve-eevdf.json" late
 late=$(jq -s 'map(select(.label | startswith("lateness")) | .max_late_ms) | max // empty' "$SORYU_OUT/starve-eevdf.json")
 note() { fail "$@"; }
 
