@@ -82,7 +82,8 @@ enum soryu_consts {
 /* Per-CPU event counters; user space sums CPUs and differences intervals. */
 enum soryu_counter {
 	SORYU_CNT_ENQUEUE,		/* tasks inserted into a level DSQ */
-	SORYU_CNT_DIRECT,		/* wakeups inserted straight onto an idle CPU */
+	SORYU_CNT_DIRECT,		/* tasks inserted straight onto a CPU: wakeups
+					 * onto an idle one, grants resumed */
 	SORYU_CNT_DISPATCH,		/* dispatch calls that moved a task to the CPU */
 	SORYU_CNT_DISPATCH_EMPTY,	/* dispatch calls that found nothing */
 	SORYU_CNT_KEEP,			/* dispatch calls that kept prev running */

@@ -416,23 +416,6 @@ void BPF_STRUCT_OPS(soryu_runnable, struct task_struct *p, u64 enq_flags)
 						  now - tctx->last_ran);
 }
 
-/*
- * A task still holding a starvation grant is back in the queue before its
- * slice ran out: a kick aimed at this CPU before the grant showed in
- * cpu_level[] (try_preempt() reads it without a lock), or a higher class.
- * It keeps its turn: the head of its level, and the level marked starving
- * again so the next dispatch anywhere serves it (with a fresh grant).
- */
-static void keep_grant(u32 lvl, u64 *enq_flags)
-{
-	u64 *ls = MEMBER_VPTR(last_served, [lvl]);
-
-	if (!vtime_on)	/* a vtime DSQ orders by vtime; HEAD is FIFO only */
-		*enq_flags |= SCX_ENQ_HEAD;
-	if (ls)
-		WRITE_ONCE(*ls, scx_bpf_now() - starve_ns - 1);
-}
-
 /* --inject-stall: is @p one of the tasks to strand? */
 static bool stall_injected(const struct task_struct *p)
 {
@@ -470,9 +453,23 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	if (stall_injected(p))
 		return;	/* stranded on purpose: the watchdog must notice */
 	slice = slice_left(tctx);
+	/*
+	 * A task still holding a starvation grant is back before its slice ran
+	 * out: a kick aimed at this CPU before the grant showed in cpu_ctx
+	 * (try_preempt() reads it without a lock), or a higher class took the
+	 * CPU. It resumes where it was, ahead of everything else there, on
+	 * what is left of its slice. Sending it back through its level instead
+	 * would need a second serve, which restarts the level's starvation
+	 * clock: every other task starving there would wait one more round.
+	 */
+	if (tctx->granted) {
+		if (scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice, enq_flags | SCX_ENQ_HEAD))
+			stat_add(st, SORYU_CNT_DIRECT, 1);
+		else
+			stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
+		return;
+	}
 	mark_level(lvl);
-	if (tctx->granted)
-		keep_grant(lvl, &enq_flags);
 
 	if (vtime_on) {
 		/* A sleeper's credit is worth at most one slice. */
