@@ -104,7 +104,7 @@ enum soryu_counter {
 /*
  * One CPU's statistics, the value of the per-CPU array `stats`. Counters and
  * histograms only ever grow; the interval maxima are reset lazily when the
- * daemon bumps `stats_epoch` (see main.bpf.c: note_wait()).
+ * daemon bumps `stats_epoch` (see stats.bpf.c: note_wait()).
  */
 struct soryu_stats {
 	u64 cnt[SORYU_NR_COUNTERS];

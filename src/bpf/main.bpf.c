@@ -11,7 +11,11 @@
  * which BMQ itself never does. A queued task that outranks the level running
  * on some CPU kicks that CPU.
  *
- * The design, with the race arguments in full, is in docs/design.md.
+ * This file holds the knobs, the shared state and the callbacks; each
+ * mechanism has a file of its own, included below: stats.bpf.c,
+ * levels.bpf.c (bitmap and probing), starve.bpf.c, preempt.bpf.c and
+ * dump.bpf.c. The design, with the race arguments in full, is in
+ * docs/design.md.
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
@@ -123,23 +127,8 @@ static struct soryu_task_ctx *lookup_task_ctx(const struct task_struct *p)
 	return bpf_task_storage_get(&task_ctxs, (struct task_struct *)p, 0, 0);
 }
 
-static struct soryu_stats *this_stats(void)
-{
-	u32 zero = 0;
-
-	return bpf_map_lookup_elem(&stats, &zero);
-}
-
-static void stat_add(struct soryu_stats *st, enum soryu_counter c, u64 n)
-{
-	if (st && c < SORYU_NR_COUNTERS)
-		st->cnt[c] += n;	/* this CPU's copy: no atomics needed */
-}
-
-static void stat_inc(enum soryu_counter c)
-{
-	stat_add(this_stats(), c, 1);
-}
+/* Statistics: per-CPU counters and histograms. */
+#include "stats.bpf.c"
 
 static bool is_pcpu_kthread(const struct task_struct *p)
 {
@@ -181,194 +170,14 @@ static void charge(struct task_struct *p, struct soryu_task_ctx *tctx)
 	}
 }
 
-/*
- * Advertise that @lvl holds tasks. Read first: once warm the bit is almost
- * always set already, and a plain load keeps the line shared on every CPU
- * where an unconditional atomic OR would bounce it between them.
- */
-static void mark_level(u32 lvl)
-{
-	u64 bit = 1ULL << lvl;
+/* Levels: the bitmap, probing a level, the --clear-bitmap repair sweep. */
+#include "levels.bpf.c"
 
-	if (!(READ_ONCE(lvl_bitmap) & bit))
-		__sync_fetch_and_or(&lvl_bitmap, bit);
-}
+/* Anti-starvation: serving a level not served for --starve-ms. */
+#include "starve.bpf.c"
 
-static void note_served(u32 lvl, u64 now)
-{
-	u64 *ls = MEMBER_VPTR(last_served, [lvl]);
-
-	/*
-	 * Only store when the stamp is stale by a sixteenth of the threshold:
-	 * a starvation check may then fire up to 1/16 early, never late, and
-	 * the line is written at most 16 times per threshold per level.
-	 */
-	if (ls && time_after(now, READ_ONCE(*ls) + (starve_ns >> 4)))
-		WRITE_ONCE(*ls, now);
-}
-
-/*
- * Try to move one task of @lvl onto this CPU. With --clear-bitmap, a probe
- * that finds the level empty clears its bit and then re-checks the queued
- * count:
- *
- *   dispatcher (this CPU)             enqueuer (another CPU)
- *   clear bit L     (store)           task lands in DSQ L (nr_queued++)
- *   smp_mb()                          ...
- *   read nr_queued(L) (load)          set bit L (or find it set)
- *
- * The clear is a store and the re-check a load of another location: exactly
- * the pair a store buffer may reorder, even on x86. __sync_fetch_and_and()
- * with its result used compiles to BPF_FETCH, a fully ordered RMW, so the
- * re-check cannot be satisfied before the clear is visible: a task already
- * counted in the DSQ when we clear is always seen, and its bit set again.
- *
- * What no barrier here can close: ops.enqueue() sets (or sees) the bit
- * *before* the kernel puts the task on the DSQ (scx_bpf_dsq_insert() from
- * ops.enqueue() only records the target). A clear that falls between the
- * two leaves a queued task behind a clear bit. Two mechanisms bound how long
- * it waits: the repair timer (every SORYU_REPAIR_PERIOD_NS it sets the bit
- * of every non-empty level and wakes an idle CPU) and the anti-starvation
- * pass, which reads DSQ counts without consulting the bitmap.
- */
-static bool probe_level(u32 lvl, struct soryu_stats *st)
-{
-	u64 bit = 1ULL << lvl;
-	u64 old;
-
-	stat_add(st, SORYU_CNT_PROBES, 1);
-	if (scx_bpf_dsq_move_to_local(lvl, 0))
-		return true;
-	if (!clear_bitmap)
-		return false;
-
-	old = __sync_fetch_and_and(&lvl_bitmap, ~bit);
-	if (!(old & bit))
-		return false;	/* another CPU cleared it: its re-check covers us */
-	if (scx_bpf_dsq_nr_queued(lvl) > 0)
-		__sync_fetch_and_or(&lvl_bitmap, bit);
-	else
-		stat_add(st, SORYU_CNT_BITMAP_CLEAR, 1);
-	return false;
-}
-
-/*
- * The task just served from a starving level is the worst-level task on any
- * CPU, so the next wakeup anywhere would kick it off again, often before it
- * ran at all, and back at the tail of its level it would wait a whole round
- * again. Likewise the rest of an old slice may end at the very next tick.
- * So the served task gets a whole fresh slice, and ops.running shows this
- * CPU to try_preempt() as running the best level until the task stops.
- */
-static void grant_slice(void)
-{
-	u32 zero = 0;
-	struct cpu_ctx *cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero);
-
-	if (cctx)
-		cctx->starve_grant = true;
-}
-
-/*
- * Anti-starvation: a level not served for starve_ns gets a CPU ahead of
- * every better level. The timestamp compare is free; only a stale level
- * costs an nr_queued read, and the bitmap is not asked (with clearing on,
- * its bit may be wrong, see probe_level()).
- */
-static bool serve_starved(u64 now, struct soryu_stats *st)
-{
-	u32 lvl;
-
-	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
-		u64 *ls = MEMBER_VPTR(last_served, [lvl]);
-
-		/*
-		 * Stamps come from every CPU's clock, which may run a little
-		 * ahead of ours: compare wrap-safe, never by subtraction.
-		 */
-		if (!ls || !time_after(now, READ_ONCE(*ls) + starve_ns))
-			continue;
-		if (scx_bpf_dsq_nr_queued(lvl) <= 0) {
-			/* empty: nothing starves here, look again in starve_ns */
-			WRITE_ONCE(*ls, now);
-			continue;
-		}
-		if (probe_level(lvl, st)) {
-			WRITE_ONCE(*ls, now);
-			stat_add(st, SORYU_CNT_STARVE_SERVE, 1);
-			grant_slice();
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Walk the levels the bitmap advertises, best first, below @limit. */
-static bool scan_levels(u32 limit, u64 now, struct soryu_stats *st)
-{
-	u64 bm = READ_ONCE(lvl_bitmap);
-	u32 lvl;
-
-	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
-		if (lvl >= limit)
-			break;
-		if (!(bm & (1ULL << lvl)))
-			continue;
-		if (probe_level(lvl, st)) {
-			note_served(lvl, now);
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
- * After queueing @p at @lvl, find it a CPU: an idle one, else the one
- * running the worst level that is strictly worse than @lvl (BMQ lets an
- * equal level finish its slice).
- */
-static void try_preempt(struct task_struct *p, u32 lvl, struct soryu_stats *st)
-{
-	s32 cpu, victim = -1;
-	u32 worst = lvl, zero = 0;
-
-	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
-
-	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
-	if (cpu >= 0) {
-		/*
-		 * The kick is deferred to an irq_work that runs after the
-		 * kernel has put @p on its DSQ, so the woken CPU finds it.
-		 */
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-		stat_add(st, SORYU_CNT_PREEMPT_IDLE, 1);
-		return;
-	}
-
-	bpf_for(cpu, 0, scx_bpf_nr_cpu_ids()) {
-		struct cpu_ctx *cctx;
-		u32 l;
-
-		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
-			continue;
-		cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
-		if (!cctx)
-			continue;
-		l = READ_ONCE(cctx->level);
-		/* SORYU_LVL_NONE: never ran a soryu task, treat as worst */
-		if (l > worst) {
-			worst = l;
-			victim = cpu;
-		}
-	}
-
-	if (victim >= 0) {
-		scx_bpf_kick_cpu(victim, SCX_KICK_PREEMPT);
-		stat_add(st, SORYU_CNT_PREEMPT_KICK, 1);
-	} else {
-		stat_add(st, SORYU_CNT_PREEMPT_NONE, 1);
-	}
-}
+/* Preemption: a CPU for a newly queued task. */
+#include "preempt.bpf.c"
 
 s32 BPF_STRUCT_OPS(soryu_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
@@ -549,20 +358,6 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 		st->probe_hist[probes]++;
 }
 
-/* Keep the per-CPU longest wait of the current epoch. */
-static void note_wait(struct soryu_stats *st, u32 class, u64 wait)
-{
-	u64 epoch = READ_ONCE(stats_epoch);
-
-	if (st->max_wait_epoch != epoch) {
-		st->max_wait_epoch = epoch;
-		st->max_wait_ns[0] = 0;
-		st->max_wait_ns[1] = 0;
-	}
-	if (class < SORYU_NR_CLASSES && wait > st->max_wait_ns[class])
-		st->max_wait_ns[class] = wait;
-}
-
 void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 {
 	struct soryu_stats *st = this_stats();
@@ -676,38 +471,6 @@ void BPF_STRUCT_OPS(soryu_enable, struct task_struct *p)
 {
 	/* Start at the clock: vtime 0 would read as a huge credit. */
 	p->scx.dsq_vtime = READ_ONCE(vtime_now);
-}
-
-/*
- * --clear-bitmap safety net: set the bit of any non-empty level that reads
- * clear (the enqueue race in probe_level()), then wake an idle CPU so the
- * repaired level is served even if every CPU had gone idle.
- */
-static int repair_sweep(void *map, int *key, struct bpf_timer *timer)
-{
-	u64 bm = READ_ONCE(lvl_bitmap);
-	bool repaired = false;
-	u32 lvl, cpu;
-
-	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
-		if ((bm & (1ULL << lvl)) || scx_bpf_dsq_nr_queued(lvl) <= 0)
-			continue;
-		__sync_fetch_and_or(&lvl_bitmap, 1ULL << lvl);
-		/* counted in the map, not a local: keeps the loop verifiable */
-		stat_inc(SORYU_CNT_BITMAP_REPAIR);
-		repaired = true;
-	}
-	if (repaired) {
-		const struct cpumask *idle = scx_bpf_get_idle_cpumask();
-
-		cpu = bpf_cpumask_any_distribute(idle);
-		scx_bpf_put_idle_cpumask(idle);
-		/* no idle CPU: every CPU will dispatch when its slice ends */
-		if (cpu < scx_bpf_nr_cpu_ids())
-			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-	}
-	bpf_timer_start(timer, SORYU_REPAIR_PERIOD_NS, 0);
-	return 0;
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(soryu_init)

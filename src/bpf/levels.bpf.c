@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * scx_soryu: the level DSQs and lvl_bitmap: advertising a level,
+ * probing it, walking the advertised levels best first, and the
+ * --clear-bitmap repair sweep. The race argument for clearing is at
+ * probe_level().
+ * Included by main.bpf.c, after its globals and maps.
+ */
+
+/*
+ * Advertise that @lvl holds tasks. Read first: once warm the bit is almost
+ * always set already, and a plain load keeps the line shared on every CPU
+ * where an unconditional atomic OR would bounce it between them.
+ */
+static void mark_level(u32 lvl)
+{
+	u64 bit = 1ULL << lvl;
+
+	if (!(READ_ONCE(lvl_bitmap) & bit))
+		__sync_fetch_and_or(&lvl_bitmap, bit);
+}
+
+static void note_served(u32 lvl, u64 now)
+{
+	u64 *ls = MEMBER_VPTR(last_served, [lvl]);
+
+	/*
+	 * Only store when the stamp is stale by a sixteenth of the threshold:
+	 * a starvation check may then fire up to 1/16 early, never late, and
+	 * the line is written at most 16 times per threshold per level.
+	 */
+	if (ls && time_after(now, READ_ONCE(*ls) + (starve_ns >> 4)))
+		WRITE_ONCE(*ls, now);
+}
+
+/*
+ * Try to move one task of @lvl onto this CPU. With --clear-bitmap, a probe
+ * that finds the level empty clears its bit and then re-checks the queued
+ * count:
+ *
+ *   dispatcher (this CPU)             enqueuer (another CPU)
+ *   clear bit L     (store)           task lands in DSQ L (nr_queued++)
+ *   smp_mb()                          ...
+ *   read nr_queued(L) (load)          set bit L (or find it set)
+ *
+ * The clear is a store and the re-check a load of another location: exactly
+ * the pair a store buffer may reorder, even on x86. __sync_fetch_and_and()
+ * with its result used compiles to BPF_FETCH, a fully ordered RMW, so the
+ * re-check cannot be satisfied before the clear is visible: a task already
+ * counted in the DSQ when we clear is always seen, and its bit set again.
+ *
+ * What no barrier here can close: ops.enqueue() sets (or sees) the bit
+ * *before* the kernel puts the task on the DSQ (scx_bpf_dsq_insert() from
+ * ops.enqueue() only records the target). A clear that falls between the
+ * two leaves a queued task behind a clear bit. Two mechanisms bound how long
+ * it waits: the repair timer (every SORYU_REPAIR_PERIOD_NS it sets the bit
+ * of every non-empty level and wakes an idle CPU) and the anti-starvation
+ * pass, which reads DSQ counts without consulting the bitmap.
+ */
+static bool probe_level(u32 lvl, struct soryu_stats *st)
+{
+	u64 bit = 1ULL << lvl;
+	u64 old;
+
+	stat_add(st, SORYU_CNT_PROBES, 1);
+	if (scx_bpf_dsq_move_to_local(lvl, 0))
+		return true;
+	if (!clear_bitmap)
+		return false;
+
+	old = __sync_fetch_and_and(&lvl_bitmap, ~bit);
+	if (!(old & bit))
+		return false;	/* another CPU cleared it: its re-check covers us */
+	if (scx_bpf_dsq_nr_queued(lvl) > 0)
+		__sync_fetch_and_or(&lvl_bitmap, bit);
+	else
+		stat_add(st, SORYU_CNT_BITMAP_CLEAR, 1);
+	return false;
+}
+
+/* Walk the levels the bitmap advertises, best first, below @limit. */
+static bool scan_levels(u32 limit, u64 now, struct soryu_stats *st)
+{
+	u64 bm = READ_ONCE(lvl_bitmap);
+	u32 lvl;
+
+	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
+		if (lvl >= limit)
+			break;
+		if (!(bm & (1ULL << lvl)))
+			continue;
+		if (probe_level(lvl, st)) {
+			note_served(lvl, now);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * --clear-bitmap safety net: set the bit of any non-empty level that reads
+ * clear (the enqueue race in probe_level()), then wake an idle CPU so the
+ * repaired level is served even if every CPU had gone idle.
+ */
+static int repair_sweep(void *map, int *key, struct bpf_timer *timer)
+{
+	u64 bm = READ_ONCE(lvl_bitmap);
+	bool repaired = false;
+	u32 lvl, cpu;
+
+	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
+		if ((bm & (1ULL << lvl)) || scx_bpf_dsq_nr_queued(lvl) <= 0)
+			continue;
+		__sync_fetch_and_or(&lvl_bitmap, 1ULL << lvl);
+		/* counted in the map, not a local: keeps the loop verifiable */
+		stat_inc(SORYU_CNT_BITMAP_REPAIR);
+		repaired = true;
+	}
+	if (repaired) {
+		const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+
+		cpu = bpf_cpumask_any_distribute(idle);
+		scx_bpf_put_idle_cpumask(idle);
+		/* no idle CPU: every CPU will dispatch when its slice ends */
+		if (cpu < scx_bpf_nr_cpu_ids())
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	}
+	bpf_timer_start(timer, SORYU_REPAIR_PERIOD_NS, 0);
+	return 0;
+}

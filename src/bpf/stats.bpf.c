@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * scx_soryu: statistics. Counters and histograms live in a per-CPU array, so
+ * counting never shares a cache line between CPUs; the daemon sums CPUs and
+ * differences intervals.
+ * Included by main.bpf.c, after its globals and maps.
+ */
+
+static struct soryu_stats *this_stats(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
+static void stat_add(struct soryu_stats *st, enum soryu_counter c, u64 n)
+{
+	if (st && c < SORYU_NR_COUNTERS)
+		st->cnt[c] += n;	/* this CPU's copy: no atomics needed */
+}
+
+static void stat_inc(enum soryu_counter c)
+{
+	stat_add(this_stats(), c, 1);
+}
+
+/* Keep the per-CPU longest wait of the current epoch. */
+static void note_wait(struct soryu_stats *st, u32 class, u64 wait)
+{
+	u64 epoch = READ_ONCE(stats_epoch);
+
+	if (st->max_wait_epoch != epoch) {
+		st->max_wait_epoch = epoch;
+		st->max_wait_ns[0] = 0;
+		st->max_wait_ns[1] = 0;
+	}
+	if (class < SORYU_NR_CLASSES && wait > st->max_wait_ns[class])
+		st->max_wait_ns[class] = wait;
+}
