@@ -106,7 +106,7 @@ w_forkstorm() {
     stress-ng --exec 2 --timeout "$((secs + 30))s" --temp-path "$d" --metrics-brief \
     >"$SORYU_OUT/$CASE.exec.log" 2>&1 &
   WORK_PIDS+=($!)
-  STRESS_PIDS[$!]=exec
+  STRESS_PIDS[$!]="exec"
   observe
   work_stop
   ran s fork

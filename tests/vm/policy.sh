@@ -132,7 +132,7 @@ c_order() {
 # as a SCHED_FIFO task, which no scheduler of normal tasks can delay: its
 # oversleep is the platform's own (timer, IPI and host delays, which grow
 # when the host is busy). Sets W (the waker's JSON) and R (the reference's).
-W= R=
+W='' R=''
 waker_vs_rt() {
   local f=$SORYU_OUT/$CASE.rt
   chrt -f 50 python3 "$here/policy_probe.py" waker "$1" "$2" 0 >"$f" &
