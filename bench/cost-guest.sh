@@ -34,4 +34,4 @@ for r in $(seq "$rounds"); do
     if [ "$m" = on ]; then run "hist-r$r"; else run "nohist-r$r" --no-hist; fi
   done
 done
-echo done >"$out/cost.done"
+echo "done" >"$out/cost.done"

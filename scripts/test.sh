@@ -127,7 +127,8 @@ tally() {
 
 # vm_test NAME: tests/vm/NAME.sh in the VM, counted from the guest's log.
 vm_test() {
-  local name=$1 start rc=0 left limit hint="logs in target/vm-results/$name/"
+  local name=$1 start rc=0 left limit hint
+  hint="logs in target/vm-results/$name/"
   banner "VM test $name"
   start=$(date +%s)
   left=$((suite_start + suite_deadline - start))
