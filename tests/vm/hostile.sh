@@ -156,7 +156,10 @@ policy_switcher() {
 w_rtswitch() {
   stress s --cpu "$ncpu" --pipe 1
   sleep 2
+  # The switcher itself runs as SCHED_FIFO above the workers it switches:
+  # as a normal task it would wait behind them whenever they are FIFO.
   policy_switcher &
+  chrt -f -p 20 $! >/dev/null
   local sw=$!
   observe
   kill "$sw" 2>/dev/null || true
@@ -196,7 +199,8 @@ w_affinity() {
   # CPU 0 gets wakers that may only run there; every other CPU is saturated
   # by hogs pinned to it.
   stress pinned --pipe 1 --taskset 0
-  if [ "$ncpu" -gt 1 ]; then stress hogs --cpu $((2 * (ncpu - 1))) --taskset "1-$((ncpu - 1))"; fi
+  # (a list, not a range: stress-ng refuses "1-1", and then no hog ran)
+  if [ "$ncpu" -gt 1 ]; then stress hogs --cpu $((2 * (ncpu - 1))) --taskset "$(seq -s, 1 $((ncpu - 1)))"; fi
   observe
   work_stop
   ran churn affinity
