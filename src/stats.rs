@@ -120,10 +120,12 @@ pub fn read_max_waits(map: &dyn MapCore, epoch: u64) -> Result<[u64; 2]> {
     Ok(max_waits_of(&read_percpu(map)?, epoch))
 }
 
+/// The longest waits of the closed `epoch`, from its slot (see intf.h).
 fn max_waits_of(per_cpu: &[soryu_stats], epoch: u64) -> [u64; 2] {
+    let slot = (epoch & 1) as usize;
     let mut m = [0u64; 2];
-    for c in per_cpu.iter().filter(|c| c.max_wait_epoch == epoch) {
-        for (acc, &v) in m.iter_mut().zip(&c.max_wait_ns) {
+    for c in per_cpu.iter().filter(|c| c.max_wait_epoch[slot] == epoch) {
+        for (acc, &v) in m.iter_mut().zip(&c.max_wait_ns[slot]) {
             *acc = (*acc).max(v);
         }
     }

@@ -103,8 +103,10 @@ enum soryu_counter {
 
 /*
  * One CPU's statistics, the value of the per-CPU array `stats`. Counters and
- * histograms only ever grow; the interval maxima are reset lazily when the
- * daemon bumps `stats_epoch` (see stats.bpf.c: note_wait()).
+ * histograms only ever grow. The longest waits are kept per epoch, which
+ * the daemon bumps `stats_epoch` to close (see stats.bpf.c: note_wait()),
+ * in two slots: epoch E fills slot E & 1, so the daemon reads a closed
+ * epoch's slot while waits of the next one go to the other slot.
  */
 struct soryu_stats {
 	u64 cnt[SORYU_NR_COUNTERS];
@@ -114,9 +116,9 @@ struct soryu_stats {
 	/* boost of each enqueued task, index = boost + SORYU_MAX_BOOST */
 	u64 boost_hist[SORYU_BOOST_SPAN];
 	u64 level_hist[SORYU_NR_LEVELS];
-	/* longest wake-to-run wait of the epoch below, per class */
-	u64 max_wait_epoch;
-	u64 max_wait_ns[SORYU_NR_CLASSES];
+	/* longest wake-to-run wait per class of the epoch in the same slot */
+	u64 max_wait_epoch[2];
+	u64 max_wait_ns[2][SORYU_NR_CLASSES];
 };
 
 /*

@@ -24,16 +24,24 @@ static void stat_inc(enum soryu_counter c)
 	stat_add(this_stats(), c, 1);
 }
 
-/* Keep the per-CPU longest wait of the current epoch. */
+/*
+ * Keep the per-CPU longest wait of the current epoch, in that epoch's slot.
+ * One slot would lose the closed epoch's value whenever a wait of the new
+ * epoch came between the daemon's bump and its read of this CPU (at
+ * thousands of wakeups a second, often): the reset below would wipe it.
+ * With two, the closed slot is only reset two epochs later, long after the
+ * daemon read it.
+ */
 static void note_wait(struct soryu_stats *st, u32 class, u64 wait)
 {
 	u64 epoch = READ_ONCE(stats_epoch);
+	u32 s = epoch & 1;
 
-	if (st->max_wait_epoch != epoch) {
-		st->max_wait_epoch = epoch;
-		st->max_wait_ns[0] = 0;
-		st->max_wait_ns[1] = 0;
+	if (st->max_wait_epoch[s] != epoch) {
+		st->max_wait_epoch[s] = epoch;
+		st->max_wait_ns[s][0] = 0;
+		st->max_wait_ns[s][1] = 0;
 	}
-	if (class < SORYU_NR_CLASSES && wait > st->max_wait_ns[class])
-		st->max_wait_ns[class] = wait;
+	if (class < SORYU_NR_CLASSES && wait > st->max_wait_ns[s][class])
+		st->max_wait_ns[s][class] = wait;
 }

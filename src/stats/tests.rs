@@ -26,10 +26,10 @@ fn interval_is_differenced_and_summed_over_cpus() {
     b.probe_hist[4] = 25; // +20 dispatches of 4 probes
     a.lat_hist[0][policy::lat_bucket(1 << 20)] = 3;
     a.lat_hist[0][policy::lat_bucket(1000)] = 297;
-    a.max_wait_epoch = 1;
-    a.max_wait_ns[0] = 1_500_000;
-    b.max_wait_epoch = 0; // stale epoch: ignored
-    b.max_wait_ns[0] = 9_000_000;
+    a.max_wait_epoch[1] = 1;
+    a.max_wait_ns[1][0] = 1_500_000;
+    b.max_wait_epoch[1] = 3; // another epoch in that slot: ignored
+    b.max_wait_ns[1][0] = 9_000_000;
     a.boost_hist[0] = 6;
     a.boost_hist[12] = 1;
     a.boost_hist[24] = 3;
@@ -54,12 +54,24 @@ fn interval_is_differenced_and_summed_over_cpus() {
 
 /// What note_wait() and soryu_running() do on one CPU, for the tests.
 fn file_wait(st: &mut soryu_stats, epoch: u64, class: usize, ns: u64) {
-    if st.max_wait_epoch != epoch {
-        st.max_wait_epoch = epoch;
-        st.max_wait_ns = [0; 2];
+    let s = (epoch & 1) as usize;
+    if st.max_wait_epoch[s] != epoch {
+        st.max_wait_epoch[s] = epoch;
+        st.max_wait_ns[s] = [0; 2];
     }
-    st.max_wait_ns[class] = st.max_wait_ns[class].max(ns);
+    st.max_wait_ns[s][class] = st.max_wait_ns[s][class].max(ns);
     st.lat_hist[class][policy::lat_bucket(ns)] += 1;
+}
+
+/// The daemon closes epoch 4 (bumps to 5), and before it reads this CPU a
+/// wait of epoch 5 comes in: epoch 4's longest wait must still be read.
+#[test]
+fn a_wait_of_the_next_epoch_keeps_the_closed_one() {
+    let mut cpu = zero_cpu();
+    file_wait(&mut cpu, 4, CLASS_OTHER, 3_000_000);
+    file_wait(&mut cpu, 5, CLASS_OTHER, 10_000);
+    assert_eq!(max_waits_of(&[cpu], 4), [0, 3_000_000]);
+    assert_eq!(max_waits_of(&[cpu], 5), [0, 10_000]);
 }
 
 #[test]

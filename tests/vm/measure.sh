@@ -51,7 +51,7 @@ if [ -s "$SORYU_OUT/$CASE.jsonl" ]; then
   if ! python3 "$here/check_report.py" "$SORYU_OUT/$CASE.jsonl" --min-wakeups 200 >"$SORYU_OUT/$CASE.check.log" 2>&1; then
     fail "report figures inconsistent: $(head -n5 "$SORYU_OUT/$CASE.check.log" | tr '\n' '|')"
   fi
-  jq -e 'select(.type == "interval") | .bpf_cost.soryu_enqueue.calls > 0' "$SORYU_OUT/$CASE.jsonl" >/dev/null ||
+  jq -s -e 'map(select(.type == "interval") | .bpf_cost.soryu_enqueue.calls // 0) | add > 0' "$SORYU_OUT/$CASE.jsonl" >/dev/null ||
     fail "no bpf_cost figures although kernel.bpf_stats_enabled was 1"
   # Not true by construction: each record covers its own interval. (The
   # first one runs from the attach to the report clock's first beat, which
