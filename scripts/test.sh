@@ -39,7 +39,7 @@ export BPF_CLANG=${BPF_CLANG:-clang-19}
 
 suite_deadline=${SORYU_SUITE_DEADLINE:-4800}
 # Usual seconds (qemu 10, 2 vCPUs, this project's machine) x 3, boot included.
-declare -A vm_deadline=([core]=900 [cycles]=1200 [errors]=600 [hostile]=2100
+declare -A vm_deadline=([core]=900 [cycles]=1200 [errors]=600 [hostile]=1800
   [measure]=300 [policy]=900 [starve]=900)
 emulator_reruns=0
 
@@ -127,7 +127,7 @@ tally() {
 
 # vm_test NAME: tests/vm/NAME.sh in the VM, counted from the guest's log.
 vm_test() {
-  local name=$1 start rc=0 left limit hint
+  local name=$1 start rc=0 left limit hint hung
   hint="logs in target/vm-results/$name/"
   banner "VM test $name"
   start=$(date +%s)
@@ -135,6 +135,14 @@ vm_test() {
   limit=${SORYU_VM_TIMEOUT:-${vm_deadline[$name]:-900}}
   [ "$limit" -le "$left" ] || limit=$left
   SORYU_VM_TIMEOUT=$limit vm/run.sh "tests/vm/$name.sh" || rc=$?
+  if [ -e "target/vm-results/$name/.timed-out" ]; then
+    # The summary is what a CI log keeps: name the case that was running.
+    local last
+    last=$(ls -t target/vm-results/"$name"/*.trace 2>/dev/null | head -n1)
+    hint="TIMEOUT after ${limit}s${last:+ in case $(basename "$last" .trace) ($(tail -n1 "$last"))}; $hint"
+  fi
+  hung=$(cd "target/vm-results/$name" 2>/dev/null && ls -- *.hung 2>/dev/null | sed 's/\.hung$//' | tr '\n' ' ')
+  [ -z "$hung" ] || hint="hung cases: ${hung% } (CASE.hang.txt); $hint"
   if [ -e "target/vm-results/$name/emulator-reruns" ]; then
     emulator_reruns=$((emulator_reruns + 1))
     hint="$hint; EMULATOR CRASH, RERUN"

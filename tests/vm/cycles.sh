@@ -24,6 +24,8 @@ set -euo pipefail
 cycles=${SORYU_CYCLES:-50}
 hold=${SORYU_CYCLE_SECS:-1}
 ncpu=$(nproc)
+# One case for every cycle (about 9 s each under emulation).
+CASE_DEADLINE=${SORYU_CASE_DEADLINE:-$((30 * cycles + 100))}
 
 echo "cycles: $(uname -r), $ncpu CPUs, $cycles attach/detach cycles under load"
 case_begin cycles

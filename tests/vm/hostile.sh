@@ -30,6 +30,9 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 secs=${SORYU_HOSTILE_SECS:-20}
+# A case takes secs + about 10 s (rthogs: about 60 s, the shell gets only
+# what RT throttling leaves); past this it is a hang.
+CASE_DEADLINE=${SORYU_CASE_DEADLINE:-$((4 * secs + 100))}
 ncpu=$(nproc)
 ALL_ON=(--clear-bitmap --boost-on-wake --vtime)
 WORK_PIDS=()

@@ -66,9 +66,76 @@ scx_is_soryu() {
   [ "$(scx_state)" = enabled ] && [[ "$(scx_ops)" == soryu* ]]
 }
 
+# A case that hangs (a wait that never returns, a write to sysfs that
+# blocks) must not eat the whole test's deadline with nothing to show for
+# it. Each case has a deadline (CASE_DEADLINE seconds, a test may lower
+# it); when it passes, a watchdog writes what the guest looks like to
+# CASE.hang.txt (tasks in D state and their kernel stacks, the blocked-task
+# dump of sysrq-w, sched_ext's state) and sends SIGUSR1 to the test shell.
+# Its trap fails the case and kills the case's processes: a `wait` returns
+# at once when a trapped signal arrives, so the shell goes on to case_end
+# (a foreground command it is blocked in is not interrupted, only waited
+# for).
+CASE_DEADLINE=${SORYU_CASE_DEADLINE:-${CASE_DEADLINE:-400}}
+CASE_WATCHDOG=
+CASE_HUNG=0
+hang_dump() {
+  local p
+  echo "case $CASE passed its ${CASE_DEADLINE}s deadline at $(date +%T)"
+  echo "sched_ext: state '$(scx_state)', ops '$(scx_ops)'"
+  echo "---- last trace lines ----"
+  tail -n 5 "$SORYU_OUT/$CASE.trace" 2>/dev/null
+  echo "---- processes (state, wait channel) ----"
+  # (reading a task's cmdline can block on its mm: everything under timeout)
+  timeout 20 ps -eo pid,ppid,stat,cls,ni,wchan:24,etimes,args --sort=stat 2>/dev/null | cut -c1-200
+  echo "---- kernel stacks of the test's processes and of tasks in D state ----"
+  for p in $(timeout 20 ps -eo pid=,stat= | awk '$2 ~ /^D/ { print $1 }') "$1" $(pgrep -P "$1"); do
+    echo "pid $p: $(timeout 5 cat "/proc/$p/comm" 2>/dev/null)"
+    timeout 5 cat "/proc/$p/stack" 2>/dev/null | head -n 20
+  done
+  echo w >/proc/sysrq-trigger 2>/dev/null || true
+  sleep 1
+  echo "---- kernel log, last lines (sysrq-w: blocked tasks) ----"
+  dmesg 2>/dev/null | tail -n 80
+}
+case_hang() {
+  [ "$CASE_HUNG" = 0 ] || return 0
+  CASE_HUNG=1
+  fail "the case hung past its ${CASE_DEADLINE}s deadline; its processes were killed (what the guest looked like: $CASE.hang.txt)"
+  local p
+  for p in "${WORK_PIDS[@]:-}" "$LOAD_PID" "$SCHED_PID"; do
+    [ -z "$p" ] || kill -KILL "$p" 2>/dev/null || true
+  done
+}
+trap case_hang USR1
+case_watchdog_start() {
+  local shell=$$ case=$CASE
+  CASE_HUNG=0
+  (
+    sleep "$CASE_DEADLINE" || exit 0
+    : >"$SORYU_OUT/$case.hung"
+    hang_dump "$shell" >"$SORYU_OUT/$case.hang.txt" 2>&1
+    echo "HANG $case: past its ${CASE_DEADLINE}s deadline (see $case.hang.txt)"
+    kill -USR1 "$shell"
+  ) &
+  CASE_WATCHDOG=$!
+}
+case_watchdog_stop() {
+  [ -n "$CASE_WATCHDOG" ] || return 0
+  pkill -P "$CASE_WATCHDOG" sleep 2>/dev/null || true # its timer
+  kill "$CASE_WATCHDOG" 2>/dev/null || true
+  wait "$CASE_WATCHDOG" 2>/dev/null || true
+  CASE_WATCHDOG=
+  # Ended on its own while the watchdog was writing its dump: still a
+  # case that took longer than its deadline.
+  if [ -e "$SORYU_OUT/$CASE.hung" ]; then case_hang; fi
+}
+
 case_begin() {
   CASE=$1
   CASE_FAILS=()
+  rm -f "$SORYU_OUT/$CASE.hung"
+  case_watchdog_start
   SCHED_PID=
   LOAD_PID=
   : >"$SORYU_OUT/$CASE.trace"
@@ -305,6 +372,7 @@ dmesg_check() {
 case_end() {
   if [ -n "$SCHED_PID" ]; then sched_stop; fi
   load_stop
+  case_watchdog_stop
   if [ ${#CASE_FAILS[@]} -eq 0 ]; then
     PASSED=$((PASSED + 1))
     echo "PASS $CASE"
@@ -330,6 +398,7 @@ summary() {
 
 # Never leave a scheduler or load behind, whatever happened.
 lib_cleanup() {
+  if [ -n "$CASE_WATCHDOG" ]; then kill "$CASE_WATCHDOG" 2>/dev/null || true; fi
   if [ -n "$SCHED_PID" ]; then kill -KILL "$SCHED_PID" 2>/dev/null || true; fi
   if [ -n "$LOAD_PID" ]; then kill -KILL "$LOAD_PID" 2>/dev/null || true; fi
 }
