@@ -13,6 +13,13 @@ mod ffi {
         pub fn soryu_c_boost_after_sleep(boost: c_int, policy: c_int) -> c_int;
         pub fn soryu_c_boost_after_yield(boost: c_int, policy: c_int) -> c_int;
         pub fn soryu_c_boost_on_wake(boost: c_int, policy: c_int, slept_ns: u64) -> c_int;
+        pub fn soryu_c_wakeup(
+            boost: c_int,
+            policy: c_int,
+            slept_ns: u64,
+            wake_boost: c_int,
+            class: *mut u32,
+        ) -> c_int;
         pub fn soryu_c_level(policy: c_int, pcpu_kthread: c_int, nice: c_int, boost: c_int) -> u32;
         pub fn soryu_c_lat_bucket(ns: u64) -> u32;
         pub fn soryu_c_lat_bucket_lower(idx: u32) -> u64;
@@ -46,6 +53,23 @@ pub fn boost_after_yield(boost: i32, policy: Policy) -> i32 {
 #[allow(dead_code)]
 pub fn boost_on_wake(boost: i32, policy: Policy, slept_ns: u64) -> i32 {
     unsafe { ffi::soryu_c_boost_on_wake(boost as c_int, policy as c_int, slept_ns) }
+}
+
+/// A wakeup as ops.runnable handles it: (the latency class it is counted
+/// in, the boost it wakes with). `wake_boost`: --boost-on-wake is on.
+#[allow(dead_code)]
+pub fn wakeup(boost: i32, policy: Policy, slept_ns: u64, wake_boost: bool) -> (u32, i32) {
+    let mut class = 0u32;
+    let b = unsafe {
+        ffi::soryu_c_wakeup(
+            boost as c_int,
+            policy as c_int,
+            slept_ns,
+            wake_boost as c_int,
+            &mut class,
+        )
+    };
+    (class, b)
 }
 
 #[allow(dead_code)]
@@ -142,6 +166,32 @@ mod tests {
         assert_eq!(boost_on_wake(MAX, Normal, u64::MAX), -MAX);
         assert_eq!(boost_on_wake(0, Batch, u64::MAX), 0);
         assert_eq!(boost_on_wake(4, Idle, u64::MAX), 4);
+    }
+
+    #[test]
+    fn a_wakeup_is_classed_by_its_boost_before_the_wake_boost() {
+        let (int, oth) = (
+            soryu_consts_SORYU_CLASS_INTERACTIVE,
+            soryu_consts_SORYU_CLASS_OTHER,
+        );
+        let long = 24u64 << soryu_consts_SORYU_WAKE_BOOST_SHIFT;
+        // A hog (boost 0) waking after a long sleep: the knob takes it to
+        // the floor, and it is still counted as "other", knob on or off.
+        assert_eq!(wakeup(0, Normal, long, true), (oth, -MAX));
+        assert_eq!(wakeup(0, Normal, long, false), (oth, 0));
+        // An interactive task stays interactive either way.
+        assert_eq!(wakeup(-1, Normal, long, true), (int, -MAX));
+        assert_eq!(wakeup(-1, Normal, long, false), (int, -1));
+        // Over every boost and sleep, the class never depends on the knob.
+        for b in -MAX..=MAX {
+            for steps in [0u64, 1, 5, 24, 100] {
+                let slept = steps << soryu_consts_SORYU_WAKE_BOOST_SHIFT;
+                assert_eq!(
+                    wakeup(b, Normal, slept, true).0,
+                    wakeup(b, Normal, slept, false).0
+                );
+            }
+        }
     }
 
     #[test]

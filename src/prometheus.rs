@@ -411,9 +411,9 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
         t.count("bitmap_repair"),
     );
     o.counter(
-        "scx_soryu_level_mismatches_total",
+        "scx_soryu_stale_kicks_total",
         "Tasks that started running at another level than they were queued at.",
-        t.count("level_mismatch"),
+        t.count("stale_kicks"),
     );
     o.family(
         "scx_soryu_tasks_running",
@@ -754,7 +754,7 @@ pub fn synthetic_intervals(n: usize) -> Vec<Interval> {
             st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_IDLE)] += enq / 3;
             st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_KICK)] += enq / 2;
             st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_NONE)] += enq - enq / 3 - enq / 2;
-            st.cnt[c(soryu_counter_SORYU_CNT_LEVEL_MISMATCH)] += k % 3;
+            st.cnt[c(soryu_counter_SORYU_CNT_STALE_KICK)] += k % 3;
             for _ in 0..enq {
                 let boost = ((rng.unit() * 25.0) as usize).min(24);
                 st.boost_hist[boost] += 1;

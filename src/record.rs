@@ -16,8 +16,9 @@ use crate::stats::{BpfCost, Hists, Interval};
 /// Bumped when a record changes in a way readers must know about.
 /// 1: one header per file, intervals numbered across restarts, 0 for an
 /// empty latency class. 2: one header per start (appended), null for an
-/// empty class, exit records.
-pub const FORMAT: u32 = 2;
+/// empty class, exit records. 3: `stale_kicks` (kicks that acted on a
+/// stale level) replaces `level_mismatch`, 0 by construction.
+pub const FORMAT: u32 = 3;
 
 /// One line of a --report-json file.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -117,8 +117,8 @@ pub fn format_text(index: u64, m: &Metrics) -> String {
     );
     let _ = write!(
         s,
-        "        health insert_fail {} | bitmap clear {} repair {} | level_mismatch {} | enqueue {} direct {} | running {} | {} dispatch calls",
-        m.insert_fail, m.bitmap_clear, m.bitmap_repair, m.level_mismatch, m.enqueue, m.direct, m.tasks_running, calls
+        "        health insert_fail {} | bitmap clear {} repair {} | stale kicks {} | enqueue {} direct {} | running {} | {} dispatch calls",
+        m.insert_fail, m.bitmap_clear, m.bitmap_repair, m.stale_kicks, m.enqueue, m.direct, m.tasks_running, calls
     );
     s
 }

@@ -370,8 +370,10 @@ pub struct Metrics {
     pub bitmap_clear: u64,
     #[stat(desc = "Level bits set again by the repair sweep")]
     pub bitmap_repair: u64,
-    #[stat(desc = "Tasks that started running at another level than enqueued")]
-    pub level_mismatch: u64,
+    #[stat(
+        desc = "Preemption kicks whose victim had switched to another level before the kick landed"
+    )]
+    pub stale_kicks: u64,
     #[stat(desc = "Tasks on a run queue at the end of the interval")]
     pub tasks_running: u64,
     #[stat(desc = "Interactive wakeups (boost < 0 at wakeup)")]
@@ -458,7 +460,7 @@ impl Metrics {
         "insert_fail",
         "bitmap_clear",
         "bitmap_repair",
-        "level_mismatch",
+        "stale_kicks",
         "int_count",
         "oth_count",
     ];
@@ -553,7 +555,7 @@ impl Interval {
             insert_fail: c(soryu_counter_SORYU_CNT_INSERT_FAIL),
             bitmap_clear: c(soryu_counter_SORYU_CNT_BITMAP_CLEAR),
             bitmap_repair: c(soryu_counter_SORYU_CNT_BITMAP_REPAIR),
-            level_mismatch: c(soryu_counter_SORYU_CNT_LEVEL_MISMATCH),
+            stale_kicks: c(soryu_counter_SORYU_CNT_STALE_KICK),
             tasks_running: tasks_running(),
             int_count: li.count,
             int_p50_us: li.p50_us,

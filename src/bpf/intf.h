@@ -96,7 +96,7 @@ enum soryu_counter {
 	SORYU_CNT_INSERT_FAIL,		/* DSQ inserts the kernel refused: must stay 0 */
 	SORYU_CNT_BITMAP_CLEAR,		/* level bits cleared (--clear-bitmap) */
 	SORYU_CNT_BITMAP_REPAIR,	/* bits the repair sweep had to set again */
-	SORYU_CNT_LEVEL_MISMATCH,	/* tasks that ran at another level than enqueued */
+	SORYU_CNT_STALE_KICK,		/* preemption kicks that found another level than believed */
 	SORYU_CNT_WAKEUPS,		/* wakeups whose wake-to-run time was recorded */
 	SORYU_NR_COUNTERS,
 };

@@ -92,6 +92,12 @@ struct {
 /* Per-CPU state: the level this CPU is running, which other CPUs read. */
 struct cpu_ctx {
 	u32 level;
+	/*
+	 * 1 + the level a preemption kick aimed at this CPU believed it ran
+	 * (0: no kick outstanding). Written by the kicking CPU, read and
+	 * cleared here when the next task stops: see note_kick_landed().
+	 */
+	u32 kick_level1;
 	/* the next task to run here was served by the anti-starvation pass */
 	bool starve_grant;
 };
@@ -204,6 +210,7 @@ s32 BPF_STRUCT_OPS(soryu_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wa
 void BPF_STRUCT_OPS(soryu_runnable, struct task_struct *p, u64 enq_flags)
 {
 	struct soryu_task_ctx *tctx;
+	u32 class;
 	u64 now;
 
 	if (!(enq_flags & SCX_ENQ_WAKEUP) || !(hist_on || boost_on_wake) ||
@@ -211,18 +218,13 @@ void BPF_STRUCT_OPS(soryu_runnable, struct task_struct *p, u64 enq_flags)
 		return;
 
 	now = scx_bpf_now();
-	/*
-	 * The class is taken before --boost-on-wake moves the boost, so that
-	 * the knob on and off sort the same wakeups into the same classes and
-	 * an on/off comparison compares like with like.
-	 */
+	/* the class from the boost before the wake boost: see policy.h */
+	tctx->boost = soryu_wakeup(tctx->boost, p->policy, now - tctx->last_ran,
+				   boost_on_wake && tctx->last_ran, &class);
 	if (hist_on) {
 		tctx->wake_at = now;
-		tctx->wake_class = tctx->boost < 0 ? SORYU_CLASS_INTERACTIVE : SORYU_CLASS_OTHER;
+		tctx->wake_class = class;
 	}
-	if (boost_on_wake && tctx->last_ran)
-		tctx->boost = soryu_boost_on_wake(tctx->boost, p->policy,
-						  now - tctx->last_ran);
 }
 
 /* --inject-stall: is @p one of the tasks to strand? */
@@ -395,9 +397,6 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 
 	if (!st)
 		return;
-	if (tctx->enq_level != SORYU_LVL_NONE && tctx->enq_level != lvl)
-		stat_add(st, SORYU_CNT_LEVEL_MISMATCH, 1);
-	tctx->enq_level = SORYU_LVL_NONE;
 
 	if (!tctx->wake_at)
 		return;
@@ -417,6 +416,10 @@ void BPF_STRUCT_OPS(soryu_stopping, struct task_struct *p, bool runnable)
 {
 	struct soryu_task_ctx *tctx;
 
+	struct soryu_stats *st;
+
+	if ((st = this_stats()))
+		note_kick_landed(st);
 	if (!(tctx = lookup_task_ctx(p)))
 		return;
 	charge(p, tctx);

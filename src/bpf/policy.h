@@ -68,6 +68,21 @@ static inline int soryu_boost_on_wake(int boost, int policy, u64 slept_ns)
 }
 
 /*
+ * A wakeup: the class its wake-to-run time is counted in (*@class), and the
+ * boost the task wakes with (the return value). The class comes from the
+ * boost before any wake boost, so that --boost-on-wake on and off sort the
+ * same wakeups into the same classes and a comparison of the two compares
+ * like with like. @wake_boost: --boost-on-wake is on and the task has run
+ * before (@slept_ns is then the time since it last ran).
+ */
+static inline int soryu_wakeup(int boost, int policy, u64 slept_ns, int wake_boost,
+			       u32 *class)
+{
+	*class = boost < 0 ? SORYU_CLASS_INTERACTIVE : SORYU_CLASS_OTHER;
+	return wake_boost ? soryu_boost_on_wake(boost, policy, slept_ns) : boost;
+}
+
+/*
  * The level a task is queued at. Lower runs first. nice is -20..19, boost
  * -12..12; one boost step is half a level, as in BMQ.
  */

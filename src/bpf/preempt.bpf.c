@@ -46,9 +46,39 @@ static void try_preempt(struct task_struct *p, u32 lvl, struct soryu_stats *st)
 	}
 
 	if (victim >= 0) {
+		struct cpu_ctx *vctx;
+
+		/* before the kick, so that its landing finds the belief */
+		if ((vctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, victim)))
+			WRITE_ONCE(vctx->kick_level1, worst + 1);
 		scx_bpf_kick_cpu(victim, SCX_KICK_PREEMPT);
 		stat_add(st, SORYU_CNT_PREEMPT_KICK, 1);
 	} else {
 		stat_add(st, SORYU_CNT_PREEMPT_NONE, 1);
 	}
+}
+
+/*
+ * Called when a task stops on this CPU. The first task to stop after a
+ * preemption kick tells whether the kicker's belief held: this CPU's
+ * level is then that of the task the kick displaced (or that blocked
+ * before it landed). Another level than the kicker read means the CPU
+ * had switched tasks between the read and the kick: the choice of victim
+ * was made on a stale level. Racing kickers overwrite each other's
+ * belief and the last one is compared, so a sample can be lost, never
+ * invented.
+ */
+static void note_kick_landed(struct soryu_stats *st)
+{
+	struct cpu_ctx *cctx;
+	u32 zero = 0, k;
+
+	if (!(cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)))
+		return;
+	k = READ_ONCE(cctx->kick_level1);
+	if (!k)
+		return;
+	WRITE_ONCE(cctx->kick_level1, 0);
+	if (k - 1 != cctx->level)
+		stat_add(st, SORYU_CNT_STALE_KICK, 1);
 }

@@ -185,6 +185,10 @@ pub fn mismatches(runs: &[&Run]) -> Vec<String> {
             .hist
             .map(|h| if h { "on" } else { "off" }.to_string())
     });
+    // A figure one format does not have reads as 0 from its files.
+    check("the record format", &|r| {
+        r.header.format.map(|f| format!("format {f}"))
+    });
     check("the kernel", &|r| r.header.kernel.clone());
     check("the CPU count", &|r| {
         r.header.nr_cpus.map(|n| format!("{n} CPUs"))

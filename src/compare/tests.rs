@@ -232,7 +232,7 @@ fn run_with(name: &str, extra: &str, n: u64) -> Run {
 // hist, other kernels and CPU counts without a word.
 #[test]
 fn refuses_runs_measured_under_different_conditions() {
-    let base = r#","report_sec":10,"hist":true,"kernel":"6.12","nr_cpus":8"#;
+    let base = r#","report_sec":10,"hist":true,"kernel":"6.12","nr_cpus":8,"format":3"#;
     for (other, want) in [
         (
             r#","report_sec":5,"hist":true,"kernel":"6.12","nr_cpus":8"#,
@@ -252,6 +252,11 @@ fn refuses_runs_measured_under_different_conditions() {
         ),
         // a benchmark's header says interval_s
         (r#","interval_s":3"#, "10 s in a; 3 s in b"),
+        // format 2 had no stale_kicks: it would read as 0
+        (
+            r#","report_sec":10,"hist":true,"kernel":"6.12","nr_cpus":8,"format":2"#,
+            "the record format differs: format 2 in b; format 3 in a",
+        ),
     ] {
         let (a, b) = (run_with("a", base, 8), run_with("b", other, 8));
         let e = err_of(compare(vec![a.clone()], vec![b.clone()], &args()));

@@ -114,7 +114,7 @@ want = {
     "scx_soryu_insert_failures_total": "counter",
     "scx_soryu_bitmap_clears_total": "counter",
     "scx_soryu_bitmap_repairs_total": "counter",
-    "scx_soryu_level_mismatches_total": "counter",
+    "scx_soryu_stale_kicks_total": "counter",
     "scx_soryu_tasks_running": "gauge",
     "scx_soryu_wake_to_run_max_seconds": "gauge",
     "scx_soryu_kernel_events_total": "counter",

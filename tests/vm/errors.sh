@@ -8,7 +8,8 @@
 #               last lines, non-zero exit, sched_ext left disabled;
 #   sigkill     the daemon killed with SIGKILL: the kernel falls back to its
 #               default scheduler by itself, the machine answers, and a new
-#               soryu starts and stops cleanly afterwards;
+#               soryu starts and stops cleanly afterwards, appending to the
+#               same --report-json file: the killed run's records stay;
 #   bpferror    a BPF-side error exit (fault injected with the hidden
 #               --inject-error-ms): the daemon prints the kernel's reason and
 #               exits non-zero (so systemd's Restart=on-failure restarts it);
@@ -73,6 +74,29 @@ grep -q 'libbpf' "$SORYU_OUT/$CASE.refused.log" || fail "the load error shows no
 dmesg_check
 case_end
 
+# restart_report_check: the killed run's records are still in the report
+# after the restart: two runs, each a header with its own run_id followed
+# by its own intervals (numbered from 0); only the second, stopped by
+# SIGTERM, has no error exit record, and the first has none at all.
+restart_report_check() {
+  local f=$SORYU_OUT/$CASE.jsonl runs
+  [ -s "$f" ] || { fail "no report at $f"; return 0; }
+  # one line per run: run_id, intervals, their first index, exit records
+  runs=$(jq -rs 'reduce .[] as $r ([]; if $r.type == "header" then . + [{id: $r.run_id, n: 0, first: null, exits: 0}]
+      elif $r.type == "interval" then .[-1].n += 1 | .[-1].first //= $r.index
+      else .[-1].exits += 1 end) | .[] | "\(.id) \(.n) \(.first) \(.exits)"' "$f" 2>&1) ||
+    { fail "report after the restart is not JSON lines: $(head -c 200 <<<"$runs")"; return 0; }
+  trace "report runs (run_id intervals first-index exits): $(tr '\n' ';' <<<"$runs")"
+  [ "$(wc -l <<<"$runs")" = 2 ] || { fail "expected 2 runs (header records) in the report after a restart, got: $(tr '\n' ';' <<<"$runs")"; return 0; }
+  local id1 n1 first1 ex1 id2 n2 first2 ex2
+  { read -r id1 n1 first1 ex1; read -r id2 n2 first2 ex2; } <<<"$runs"
+  [ "$n1" -ge 1 ] || fail "the killed run's intervals are gone from the report"
+  [ "$n2" -ge 1 ] || fail "the restarted run wrote no interval"
+  [ "$id1" != null ] && [ "$id1" != "$id2" ] || fail "run ids not distinct: '$id1' and '$id2'"
+  [ "$first1" = 0 ] && [ "$first2" = 0 ] || fail "each run's intervals should count from 0: first indexes $first1 and $first2"
+  [ "$ex1" = 0 ] || fail "the killed run has $ex1 exit record(s): SIGKILL leaves the daemon no chance to write one"
+}
+
 case_begin sigkill
 if sched_start --report-sec 2 && sched_wait_enabled; then
   load_start 10
@@ -84,12 +108,14 @@ if sched_start --report-sec 2 && sched_wait_enabled; then
   [ "$(scx_state)" = disabled ] && trace "kernel fell back to its default scheduler after SIGKILL"
   timeout 20 sh -c 'echo alive >/dev/null' || fail "machine does not answer after SIGKILL"
   load_stop
-  # a new soryu starts afterwards
+  # a new soryu starts afterwards, appending to the same report file (as
+  # the service's Restart=on-failure would)
   if sched_start --report-sec 2 && sched_wait_enabled; then
-    sleep 3
+    sleep 5
     sched_stop
     sched_wait_disabled
   fi
+  restart_report_check
 fi
 dmesg_check
 case_end
