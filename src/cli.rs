@@ -48,6 +48,13 @@ pub struct Opts {
           value_name = "BOOL", action = clap::ArgAction::Set)]
     pub vtime: bool,
 
+    /// Add each task's cgroup cpu.weight, as the nice the kernel shows in
+    /// cpu.weight.nice (summed over nested cgroups), to its own nice (default
+    /// on; see docs/design.md).
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
+          value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub cgroup_weight: bool,
+
     /// Do not keep the wake-to-run, boost and level histograms (their cost is
     /// in docs/measuring.md); counters and health figures stay.
     #[arg(long)]

@@ -15,7 +15,7 @@ use libbpf_rs::query::MapInfoIter;
 use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType};
 use serde::Serialize;
 
-use crate::bpf_intf::soryu_task_ctx;
+use crate::bpf_intf::{soryu_consts_SORYU_LVL_NONE, soryu_task_ctx};
 use crate::policy;
 
 #[derive(Debug, Clone, clap::Args)]
@@ -34,8 +34,13 @@ pub struct TaskView {
     pub comm: String,
     pub policy: i32,
     pub nice: i32,
+    /// The nice offset of its cgroups' cpu.weight, as the BPF side holds it.
+    pub cgroup_nice: i32,
     pub boost: i32,
+    /// The level nice + cgroup_nice and boost make now.
     pub level: u32,
+    /// The level the BPF side queued it at last (None: never queued).
+    pub queued_level: Option<u32>,
     pub used_ns: u64,
     pub granted: bool,
 }
@@ -122,8 +127,10 @@ pub fn view(map: &MapHandle, pid: i32) -> Result<TaskView> {
         comm,
         policy: pol,
         nice,
+        cgroup_nice: t.cg_nice,
         boost: t.boost,
-        level: policy::level_of(pol, pcpu_kthread, nice, t.boost),
+        level: policy::level_of(pol, pcpu_kthread, nice + t.cg_nice, t.boost),
+        queued_level: (t.enq_level != soryu_consts_SORYU_LVL_NONE).then_some(t.enq_level),
         used_ns: t.used_ns,
         granted: t.granted != 0,
     })
@@ -134,8 +141,8 @@ pub fn run(args: &InspectArgs) -> Result<()> {
     let map = task_map()?;
     if !args.json {
         println!(
-            "{:>7} {:<16} {:>6} {:>4} {:>5} {:>5} {:>10} granted",
-            "pid", "comm", "policy", "nice", "boost", "level", "used_us"
+            "{:>7} {:<16} {:>6} {:>4} {:>6} {:>5} {:>5} {:>6} {:>10} granted",
+            "pid", "comm", "policy", "nice", "cgnice", "boost", "level", "queued", "used_us"
         );
     }
     let mut failed = 0;
@@ -143,13 +150,15 @@ pub fn run(args: &InspectArgs) -> Result<()> {
         match view(&map, pid) {
             Ok(v) if args.json => println!("{}", serde_json::to_string(&v)?),
             Ok(v) => println!(
-                "{:>7} {:<16} {:>6} {:>4} {:>5} {:>5} {:>10} {}",
+                "{:>7} {:<16} {:>6} {:>4} {:>6} {:>5} {:>5} {:>6} {:>10} {}",
                 v.pid,
                 v.comm,
                 v.policy,
                 v.nice,
+                v.cgroup_nice,
                 v.boost,
                 v.level,
+                v.queued_level.map_or("-".to_string(), |l| l.to_string()),
                 v.used_ns / 1000,
                 v.granted
             ),

@@ -20,6 +20,8 @@ mod ffi {
             wake_boost: c_int,
             class: *mut u32,
         ) -> c_int;
+        pub fn soryu_c_cgroup_nice(cgweight: u32) -> c_int;
+        pub fn soryu_c_cgroup_nice_sum(sum: c_int, cgroup_nice: c_int) -> c_int;
         pub fn soryu_c_level(policy: c_int, pcpu_kthread: c_int, nice: c_int, boost: c_int) -> u32;
         pub fn soryu_c_lat_bucket(ns: u64) -> u32;
         pub fn soryu_c_lat_bucket_lower(idx: u32) -> u64;
@@ -70,6 +72,20 @@ pub fn wakeup(boost: i32, policy: Policy, slept_ns: u64, wake_boost: bool) -> (u
         )
     };
     (class, b)
+}
+
+/// A cgroup's cpu.weight as the nice the kernel shows in cpu.weight.nice.
+#[allow(dead_code)]
+pub fn cgroup_nice(cgweight: u32) -> i32 {
+    unsafe { ffi::soryu_c_cgroup_nice(cgweight) }
+}
+
+/// The nice offset of nested cgroups: their nices summed, within +-39.
+#[allow(dead_code)]
+pub fn cgroup_nice_sum(nices: &[i32]) -> i32 {
+    nices
+        .iter()
+        .fold(0, |sum, &n| unsafe { ffi::soryu_c_cgroup_nice_sum(sum, n) })
 }
 
 #[allow(dead_code)]
@@ -192,6 +208,42 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn cgroup_weight_is_the_kernels_cpu_weight_nice() {
+        // What the kernel prints in cpu.weight.nice for these cpu.weight
+        // values (the same search over sched_prio_to_weight[]).
+        for (w, nice) in [
+            (100, 0),
+            (1, 19),
+            (10000, -20),
+            (200, -3),
+            (50, 3),
+            (125, -1),
+            (80, 1),
+            (1000, -10),
+            (10, 10),
+        ] {
+            assert_eq!(cgroup_nice(w), nice, "cpu.weight {w}");
+        }
+        // monotonic: a heavier cgroup is never a worse nice
+        for w in 1..10000 {
+            assert!(cgroup_nice(w + 1) <= cgroup_nice(w), "cpu.weight {w}");
+        }
+        // nested: the sum, kept within the span of nice
+        assert_eq!(cgroup_nice_sum(&[-3, -3]), -6);
+        assert_eq!(cgroup_nice_sum(&[-20, -20, -20]), -39);
+        assert_eq!(cgroup_nice_sum(&[19, 19, 19, -5]), 34);
+        // and the level clamps nice + offset to -20..19
+        assert_eq!(
+            level(Normal, false, 10 - 39, 0),
+            level(Normal, false, -20, 0)
+        );
+        assert_eq!(
+            level(Normal, false, -10 + 39, 0),
+            level(Normal, false, 19, 0)
+        );
     }
 
     #[test]

@@ -162,6 +162,7 @@ pub fn header_record(opts: &Opts, kernel_hz: u32, run_id: &str) -> Header {
             ("clear_bitmap", Value::from(opts.clear_bitmap)),
             ("boost_on_wake", Value::from(opts.boost_on_wake)),
             ("vtime", Value::from(opts.vtime)),
+            ("cgroup_weight", Value::from(opts.cgroup_weight)),
             ("slice_us", Value::from(opts.slice_us)),
             ("starve_ms", Value::from(opts.starve_ms)),
         ]

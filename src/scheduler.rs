@@ -128,6 +128,7 @@ impl<'a> Scheduler<'a> {
         rodata.clear_bitmap = opts.clear_bitmap;
         rodata.boost_on_wake = opts.boost_on_wake;
         rodata.vtime_on = opts.vtime;
+        rodata.cgroup_weight_on = opts.cgroup_weight;
         rodata.hist_on = !opts.no_hist;
         rodata.inject_error_ns = opts.inject_error_ms.map_or(0, |ms| ms * 1_000_000);
         rodata.inject_verifier_reject = opts.inject_verifier_reject;
@@ -151,13 +152,14 @@ impl<'a> Scheduler<'a> {
             .context("cannot start the scx_stats server")?;
 
         info!(
-            "scx_soryu {} attached: slice {} us, starve {} ms, clear_bitmap={} boost_on_wake={} vtime={}",
+            "scx_soryu {} attached: slice {} us, starve {} ms, clear_bitmap={} boost_on_wake={} vtime={} cgroup_weight={}",
             report::version(),
             opts.slice_us,
             opts.starve_ms,
             opts.clear_bitmap,
             opts.boost_on_wake,
-            opts.vtime
+            opts.vtime,
+            opts.cgroup_weight
         );
         Ok(Scheduler {
             skel,

@@ -37,6 +37,12 @@ enum soryu_consts {
 	/* cpu_level[] of a CPU that has not run a soryu task yet. */
 	SORYU_LVL_NONE = SORYU_NR_LEVELS,
 
+	/*
+	 * cgroup weights: the deepest cgroup level whose cpu.weight counts
+	 * (systemd nests services four or five deep; containers add a few).
+	 */
+	SORYU_CGROUP_MAX_DEPTH = 16,
+
 	/* --boost-on-wake: one boost step per 2^22 ns slept, at most 24 steps. */
 	SORYU_WAKE_BOOST_SHIFT = 22,
 	SORYU_WAKE_BOOST_MAX_STEPS = 24,
@@ -135,6 +141,8 @@ struct soryu_task_ctx {
 	u64 wake_at;		/* when it woke, 0 once its wait was recorded */
 	u64 queued_at;		/* when it was last queued on a level, 0 once it ran */
 	u32 wake_class;		/* SORYU_CLASS_* it woke in */
+	s32 cg_nice;		/* nice offset of its cgroups' cpu.weight */
+	u64 cg_gen;		/* cg_gen when cg_nice was computed, 0: never */
 	u8 granted;		/* holds an unfinished starvation grant */
 };
 

@@ -13,8 +13,8 @@
  *
  * This file holds the knobs, the shared state and the callbacks; each
  * mechanism has a file of its own, included below: stats.bpf.c,
- * levels.bpf.c (bitmap and probing), starve.bpf.c, preempt.bpf.c and
- * dump.bpf.c. The design, with the race arguments in full, is in
+ * levels.bpf.c (bitmap and probing), starve.bpf.c, preempt.bpf.c,
+ * cgroup.bpf.c (cpu.weight) and dump.bpf.c. The design, with the race arguments in full, is in
  * docs/design.md.
  */
 #include <scx/common.bpf.h>
@@ -141,10 +141,11 @@ static bool is_pcpu_kthread(const struct task_struct *p)
 	return (p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1;
 }
 
+/* The task's nice plus its cgroups' offset (cgroup.bpf.c); soryu_level() clamps. */
 static u32 task_level(const struct task_struct *p, const struct soryu_task_ctx *tctx)
 {
 	return soryu_level(p->policy, is_pcpu_kthread(p),
-			   (int)p->static_prio - 120, tctx->boost);
+			   (int)p->static_prio - 120 + tctx->cg_nice, tctx->boost);
 }
 
 /* What is left of the task's slice; a used-up slice was refilled in charge(). */
@@ -184,6 +185,9 @@ static void charge(struct task_struct *p, struct soryu_task_ctx *tctx)
 
 /* Preemption: a CPU for a newly queued task. */
 #include "preempt.bpf.c"
+
+/* cgroup cpu.weight as a nice offset. */
+#include "cgroup.bpf.c"
 
 s32 BPF_STRUCT_OPS(soryu_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
@@ -258,6 +262,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 
+	refresh_cgroup_nice(p, tctx);
 	lvl = task_level(p, tctx);
 	tctx->enq_level = lvl;
 	tctx->queued_at = scx_bpf_now();
@@ -373,6 +378,7 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 
 	tctx->exec_base = p->se.sum_exec_runtime;
 	tctx->queued_at = 0;
+	refresh_cgroup_nice(p, tctx);	/* a task placed on an idle CPU skips enqueue */
 	lvl = task_level(p, tctx);
 	if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero))) {
 		cctx->level = lvl;
@@ -531,6 +537,10 @@ SCX_OPS_DEFINE(soryu_ops,
 	       .quiescent	= (void *)soryu_quiescent,
 	       .yield		= (void *)soryu_yield,
 	       .init_task	= (void *)soryu_init_task,
+	       .cgroup_init	= (void *)soryu_cgroup_init,
+	       .cgroup_set_weight = (void *)soryu_cgroup_set_weight,
+	       .cgroup_move	= (void *)soryu_cgroup_move,
+	       .tick		= (void *)soryu_tick,
 	       .enable		= (void *)soryu_enable,
 	       .init		= (void *)soryu_init,
 	       .exit		= (void *)soryu_exit,

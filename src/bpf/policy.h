@@ -97,6 +97,53 @@ static inline u32 soryu_level(int policy, int pcpu_kthread, int nice, int boost)
 	return SORYU_LVL_FIRST_NORMAL + (u32)(nice + 20 + boost + SORYU_MAX_BOOST) / 2;
 }
 
+/* The kernel's sched_prio_to_weight[] (kernel/sched/core.c): nice -20..19. */
+static const unsigned int soryu_nice_weight[40] = {
+	88761, 71755, 56483, 46273, 36291,
+	29154, 23254, 18705, 14949, 11916,
+	9548, 7620, 6100, 4904, 3906,
+	3121, 2501, 1991, 1586, 1277,
+	1024, 820, 655, 526, 423,
+	335, 272, 215, 172, 137,
+	110, 87, 70, 56, 45,
+	36, 29, 23, 18, 15,
+};
+
+/*
+ * A cgroup's cpu.weight (1..10000, 100 the default) as a nice: the value the
+ * kernel itself shows in the cgroup's cpu.weight.nice. The weight becomes a
+ * load weight (weight x 1024 / 100, rounded), and the nice is the one whose
+ * load weight is nearest, searching from nice -20 as the kernel does. So
+ * 100 is 0, each factor of about 1.25 one step, 10000 is -20 and 1 is 19.
+ */
+static inline int soryu_cgroup_nice(u32 cgweight)
+{
+	s64 w = ((u64)cgweight * 1024 + 50) / 100, last = -1, d;
+	int i;
+
+	for (i = 0; i < 40; i++) {
+		d = (s64)soryu_nice_weight[i] - w;
+		if (d < 0)
+			d = -d;
+		if (last >= 0 && d >= last)
+			break;
+		last = d;
+	}
+	return i - 1 - 20;
+}
+
+/*
+ * Nested cgroups: a task's nice offset is the sum of the cgroup nices from
+ * its cgroup up to (not including) the root, which is the product of the
+ * weights relative to 100 on the kernel's 1.25x-per-step scale. Kept within
+ * the span of nice (39 steps) so that a sum cannot overflow; soryu_level()
+ * then clamps nice + offset to -20..19.
+ */
+static inline int soryu_cgroup_nice_sum(int sum, int cgroup_nice)
+{
+	return soryu_max(soryu_min(sum + cgroup_nice, 39), -39);
+}
+
 /* Index of the most significant set bit of a non-zero value. */
 static inline u32 soryu_msb(u64 v)
 {

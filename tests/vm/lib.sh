@@ -117,7 +117,7 @@ case_watchdog_start() {
     hang_dump "$shell" >"$SORYU_OUT/$case.hang.txt" 2>&1
     echo "HANG $case: past its ${CASE_DEADLINE}s deadline (see $case.hang.txt)"
     kill -USR1 "$shell"
-  ) &
+  ) 2>/dev/null & # (not "Terminated" in the log when case_end stops its timer)
   CASE_WATCHDOG=$!
 }
 case_watchdog_stop() {
