@@ -135,14 +135,18 @@ vm_test() {
   limit=${SORYU_VM_TIMEOUT:-${vm_deadline[$name]:-900}}
   [ "$limit" -le "$left" ] || limit=$left
   SORYU_VM_TIMEOUT=$limit vm/run.sh "tests/vm/$name.sh" || rc=$?
-  if [ -e "target/vm-results/$name/.timed-out" ]; then
-    # The summary is what a CI log keeps: name the case that was running.
-    local last
-    last=$(ls -t target/vm-results/"$name"/*.trace 2>/dev/null | head -n1)
-    hint="TIMEOUT after ${limit}s${last:+ in case $(basename "$last" .trace) ($(tail -n1 "$last"))}; $hint"
-  fi
-  hung=$(cd "target/vm-results/$name" 2>/dev/null && ls -- *.hung 2>/dev/null | sed 's/\.hung$//' | tr '\n' ' ')
+  # The summary is what a CI log keeps: name hung cases, and the case a
+  # test cut by its deadline was in (the newest trace file). (Under
+  # `set -e -o pipefail`: nothing below may fail when there is no match.)
+  hung=$(find "target/vm-results/$name" -maxdepth 1 -name '*.hung' -printf '%f\n' 2>/dev/null |
+    sed 's/\.hung$//' | sort | tr '\n' ' ' || true)
   [ -z "$hung" ] || hint="hung cases: ${hung% } (CASE.hang.txt); $hint"
+  if [ -e "target/vm-results/$name/.timed-out" ]; then
+    local last
+    last=$(find "target/vm-results/$name" -maxdepth 1 -name '*.trace' -printf '%T@ %p\n' 2>/dev/null |
+      sort -n | tail -n1 | cut -d' ' -f2- || true)
+    hint="TIMEOUT after ${limit}s${last:+ in case $(basename "$last" .trace) ($(tail -n1 "$last" || true))}; $hint"
+  fi
   if [ -e "target/vm-results/$name/emulator-reruns" ]; then
     emulator_reruns=$((emulator_reruns + 1))
     hint="$hint; EMULATOR CRASH, RERUN"
