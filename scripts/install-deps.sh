@@ -5,7 +5,8 @@
 #   build:  clang-19 + llvm-19 (BPF), libelf, zlib, zstd, pkg-config
 #   VM:     qemu >= 10.0 (bookworm-backports; software emulation), kmod,
 #           busybox-static, cpio,
-#           virtme-ng (PyPI), a trixie-backports kernel (see vm/kernel.sh)
+#           virtme-ng (PyPI), a trixie-backports kernel (see vm/kernel.sh),
+#           mmdebstrap and a Debian 12 root with systemd (vm/sysroot.sh)
 #   load:   stress-ng, rt-tests (cyclictest, hackbench), linux-perf (perf bench)
 #   tests:  systemd (systemd-analyze), make (install), python3 (harness), jq,
 #           bpftool (reads the loaded program back), dpkg-dev (make deb),
@@ -104,7 +105,8 @@ need=()
 # a busybox. file: virtme-ng reads the kernel version off the image with it.
 for p in clang-19 llvm-19 libelf-dev zlib1g-dev libzstd-dev pkg-config \
          kmod cpio busybox-static file stress-ng rt-tests make \
-         systemd jq python3-pip bpftool dpkg-dev linux-perf python3-prometheus-client; do
+         systemd jq python3-pip bpftool dpkg-dev linux-perf python3-prometheus-client \
+         mmdebstrap; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -150,7 +152,10 @@ for pb in prometheus:promtool prometheus-node-exporter:prometheus-node-exporter;
   rm -rf "$tmp"
 done
 
-# The guest kernel for the VM tests (downloaded once into its cache).
+# The guest kernel for the VM tests (downloaded once into its cache), and
+# the Debian 12 root with systemd as init that tests/host/systemd.sh boots
+# (built once with mmdebstrap from the same mirror).
 "$repo/vm/kernel.sh" >/dev/null
+SORYU_DEBIAN_URI=$uri "$repo/vm/sysroot.sh" >/dev/null
 
 echo "install-deps: all present"
