@@ -72,7 +72,8 @@ scx_is_soryu() {
 # it); when it passes, a watchdog writes what the guest looks like to
 # CASE.hang.txt (tasks in D state and their kernel stacks, the blocked-task
 # dump of sysrq-w, sched_ext's state) and sends SIGUSR1 to the test shell.
-# Its trap fails the case and kills the case's processes: a `wait` returns
+# Its trap fails the case and kills the case's processes (WORK_PIDS, PIDS,
+# the load and the scheduler): a `wait` returns
 # at once when a trapped signal arrives, so the shell goes on to case_end
 # (a foreground command it is blocked in is not interrupted, only waited
 # for).
@@ -103,7 +104,7 @@ case_hang() {
   CASE_HUNG=1
   fail "the case hung past its ${CASE_DEADLINE}s deadline; its processes were killed (what the guest looked like: $CASE.hang.txt)"
   local p
-  for p in "${WORK_PIDS[@]:-}" "$LOAD_PID" "$SCHED_PID"; do
+  for p in "${WORK_PIDS[@]:-}" "${PIDS[@]:-}" "$LOAD_PID" "$SCHED_PID"; do
     [ -z "$p" ] || kill -KILL "$p" 2>/dev/null || true
   done
 }
@@ -387,6 +388,29 @@ case_end() {
     fi
   fi
   trace "end: ${#CASE_FAILS[@]} failure(s)"
+}
+
+# For tests that judge CPU time from outside. Background processes a test
+# starts go in PIDS; kill_all ends them all.
+PIDS=()
+kill_all() {
+  local p
+  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  PIDS=()
+}
+cputime() { awk '{ print $1 }' "/proc/$1/schedstat"; } # ns on the CPU
+# check DESCRIPTION AWK-CONDITION VAR=VALUE...: fail unless the condition holds.
+check() {
+  local what=$1 cond=$2
+  shift 2
+  local vars=() kv
+  for kv in "$@"; do vars+=(-v "$kv"); done
+  if awk "${vars[@]}" "BEGIN { exit !($cond) }"; then
+    trace "ok: $what ($*)"
+  else
+    fail "$what: $cond does not hold for $*"
+  fi
 }
 
 # Prints the closing line, "N passed, M failed", and returns non-zero when

@@ -49,32 +49,12 @@ ncpu=$(nproc)
 last=$((ncpu - 1))
 ALL_ON=(--clear-bitmap --boost-on-wake --vtime)
 TICK_MS=4 # HZ=250 in the guest kernel; checked against the report below
-PIDS=()
 
 HOG=
 hog() { # hog NICE CPUS: a shell busy loop; its pid in HOG (and PIDS)
   taskset -c "$2" nice -n "$1" sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 &
   HOG=$!
   PIDS+=("$HOG")
-}
-kill_all() {
-  local p
-  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  PIDS=()
-}
-cputime() { awk '{ print $1 }' "/proc/$1/schedstat"; } # ns on the CPU
-# check DESCRIPTION AWK-CONDITION VAR=VALUE...: fail unless the condition holds.
-check() {
-  local what=$1 cond=$2
-  shift 2
-  local vars=() kv
-  for kv in "$@"; do vars+=(-v "$kv"); done
-  if awk "${vars[@]}" "BEGIN { exit !($cond) }"; then
-    trace "ok: $what ($*)"
-  else
-    fail "$what: $cond does not hold for $*"
-  fi
 }
 # JSON report: the sum of FIELD over its intervals.
 report_sum() { jq -s --arg f "$1" 'map(select(.type == "interval") | .[$f]) | add // 0' "$SORYU_OUT/$CASE.jsonl"; }

@@ -35,7 +35,6 @@ set -euo pipefail
 ncpu=$(nproc)
 CG=/sys/fs/cgroup
 T=$CG/soryu-w
-PIDS=()
 
 HOG=
 hog() { # hog CGROUP: a nice 0 busy loop in CGROUP; its pid in HOG (and PIDS)
@@ -44,25 +43,7 @@ hog() { # hog CGROUP: a nice 0 busy loop in CGROUP; its pid in HOG (and PIDS)
   PIDS+=("$HOG")
   echo "$HOG" >"$1/cgroup.procs"
 }
-kill_all() {
-  local p
-  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  PIDS=()
-}
-cputime() { awk '{ print $1 }' "/proc/$1/schedstat"; } # ns on the CPU
 sum_cputime() { local p s=0; for p in "$@"; do s=$((s + $(cputime "$p"))); done; echo "$s"; }
-check() { # check DESCRIPTION AWK-CONDITION VAR=VALUE...
-  local what=$1 cond=$2
-  shift 2
-  local vars=() kv
-  for kv in "$@"; do vars+=(-v "$kv"); done
-  if awk "${vars[@]}" "BEGIN { exit !($cond) }"; then
-    trace "ok: $what ($*)"
-  else
-    fail "$what: $cond does not hold for $*"
-  fi
-}
 # inspect PID FIELD: a field of scx_soryu inspect --json
 inspect() {
   local out

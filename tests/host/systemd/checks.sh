@@ -75,7 +75,7 @@ if mount -t tmpfs none /sys/kernel; then
   [ "$rc" = 0 ] && [ "$a" = inactive ] && [ "$cond" = no ] &&
     ok "without /sys/kernel/sched_ext: start is skipped (ConditionResult=no, inactive)" ||
     bad "without /sys/kernel/sched_ext: start status $rc, is-active $a, ConditionResult $cond"
-  [ "$(attached)" = "$before" ] && ok "... and the daemon never ran" || bad "the daemon ran without sched_ext"
+  [ "$(attached)" = "$before" ] && ok "... and no scheduler was attached" || bad "a scheduler was attached without sched_ext"
   if journalctl -b --no-pager -o cat 2>/dev/null | grep -q 'unmet condition check (ConditionPathIsDirectory=/sys/kernel/sched_ext)'; then
     ok "... and the journal says why"
   else
