@@ -41,12 +41,14 @@ the sched_ext state there instead of /sys/kernel/sched_ext).
 """
 import bisect
 import ctypes
+import glob
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 SYSFS = os.environ.get("SORYU_SCX_SYSFS", "/sys/kernel/sched_ext")
@@ -57,6 +59,9 @@ SORYU_CONFIGS = {
     "soryu-clear-bitmap": ["--clear-bitmap"],
     "soryu-boost-on-wake": ["--boost-on-wake"],
     "soryu-vtime": ["--vtime"],
+    # starving levels served a tenth as often: what an active starvation
+    # probe costs (docs/knob-clear-bitmap.md, the open question)
+    "soryu-starve-1000": ["--starve-ms", "1000"],
 }
 # workload -> (what it is, the tools it needs besides cyclictest)
 WORKLOADS = {
@@ -65,14 +70,20 @@ WORKLOADS = {
     "hackbench": ("hackbench message passing; + mean job time", ["hackbench"]),
     "messaging": ("perf bench sched messaging; + mean job time", ["perf"]),
     "pipe": ("perf bench sched pipe, a ping-pong; + mean round trip", ["perf"]),
+    "compile": ("make -j of a real C project (Lua 5.4, bench/source.sh), looped; + mean build time",
+                ["make", "cc"]),
 }
-PACKAGE = {"setpriv": "util-linux", "cyclictest": "rt-tests", "hackbench": "rt-tests", "stress-ng": "stress-ng", "perf": "linux-perf"}
+PACKAGE = {"make": "make", "cc": "gcc", "setpriv": "util-linux", "cyclictest": "rt-tests", "hackbench": "rt-tests", "stress-ng": "stress-ng", "perf": "linux-perf"}
 # Job sizes of the looped workloads: each job is timed by the tool itself.
 HACKBENCH = ["hackbench", "-g", "4", "-l", "100"]
 MESSAGING = ["perf", "bench", "--format", "simple", "sched", "messaging", "-g", "4", "-l", "100"]
 PIPE_LOOPS = 20000
 PIPE = ["perf", "bench", "--format", "simple", "sched", "pipe", "-l", str(PIPE_LOOPS)]
 NCPU = os.cpu_count()
+# The compile: bench/source.sh's tarball, built with make -j(2 x CPUs), the
+# usual setting for a build that also waits on I/O.
+COMPILE_SRC_GLOB = "/var/cache/scx_soryu/src/lua5.4_*.orig.tar.gz"
+COMPILE_JOBS = 2 * NCPU
 
 
 class Refused(Exception):
@@ -141,6 +152,9 @@ def preflight(workload):
     for tool in ["cyclictest"] + WORKLOADS[workload][1]:
         if shutil.which(tool) is None:
             raise Refused(f"{tool} not found: install {PACKAGE[tool]} (workload {workload} needs it)")
+    if workload == "compile" and compile_source() is None:
+        raise Refused(f"no source to compile ({os.environ.get('SORYU_COMPILE_SRC') or COMPILE_SRC_GLOB}): "
+                      "run bench/source.sh (scripts/install-deps.sh does)")
     if "perf" in WORKLOADS[workload][1]:
         # Some distributions' perf is a wrapper that refuses to run under a
         # kernel it was not built for; `perf bench` itself works under any.
@@ -198,6 +212,13 @@ class Guard:
         self.loads = []
         self.sched = None
         self.sched_name = None
+        self._workdir = None
+
+    def workdir(self):
+        """A scratch directory of this benchmark, removed by cleanup()."""
+        if self._workdir is None:
+            self._workdir = tempfile.mkdtemp(prefix="soryu-bench-")
+        return self._workdir
 
     def load(self, cmd, **kw):
         return spawn(cmd, signal.SIGKILL, self.loads.append, **kw)
@@ -217,6 +238,11 @@ class Guard:
             p.wait()
         if p in self.loads:
             self.loads.remove(p)
+
+    def drop_workdir(self):
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
 
     def start_scheduler(self, cmd, log):
         """Load a scheduler and wait for the kernel to enable it; its ops name."""
@@ -255,6 +281,7 @@ class Guard:
         """Stop everything, scheduler last; True when sched_ext is disabled."""
         for p in list(self.loads):
             self.end(p)
+        self.drop_workdir()
         try:
             self.stop_scheduler()
         except Failed as e:
@@ -290,6 +317,7 @@ def scheduler_cmd(config, out_prefix):
     if config in SORYU_CONFIGS:
         flags = SORYU_CONFIGS[config]
         knobs = {k: f"--{k.replace('_', '-')}" in flags for k in ("clear_bitmap", "boost_on_wake", "vtime")}
+        knobs["starve_ms"] = int(flags[flags.index("--starve-ms") + 1]) if "--starve-ms" in flags else 100
         cmd = [os.environ["SORYU_BIN"], "--report-sec", "5", "--report-json", out_prefix + ".soryu.jsonl"]
         return "scx_soryu", cmd + kflags + flags, knobs
     peer = os.path.join(os.environ.get("SORYU_PEERS", ""), "bin", "scx_" + config)
@@ -309,11 +337,45 @@ def boot_config():
     subprocess.run(["cp", os.environ["SORYU_KCONFIG"], path], check=True)
 
 
-def background_cmd(workload, outdir):
+def compile_source():
+    """The tarball the compile workload builds, or None."""
+    path = os.environ.get("SORYU_COMPILE_SRC")
+    if path:
+        return path if os.path.isfile(path) else None
+    found = sorted(glob.glob(COMPILE_SRC_GLOB))
+    return found[-1] if found else None
+
+
+def compile_tree(workdir):
+    """A fresh copy of the source to build in, on the local disk (in the VM,
+    /tmp is the guest's own, not the shared results directory); its path."""
+    tree = os.path.join(workdir, "compile")
+    shutil.rmtree(tree, ignore_errors=True)
+    os.makedirs(tree)
+    subprocess.run(["tar", "-xf", compile_source(), "-C", tree, "--strip-components=1"], check=True)
+    return tree
+
+
+def background_cmd(workload, outdir, workdir):
     """The load that runs for the whole run, beside the probes."""
     if workload == "saturate":
         return ["stress-ng", "--cpu", str(NCPU), "--timeout", "0", "--temp-path", outdir]
+    if workload == "compile":
+        # Builds back to back, each a clean tree then make -j timed by bash
+        # ("Time: <wall s>"). A build takes longer than an interval in the
+        # VM, so the build runs across intervals, as a developer's does.
+        return ["bash", "-c", f"cd {workdir} && TIMEFORMAT='Time: %R' && while :; do "
+                f"make -s clean >/dev/null 2>&1; {{ time make -s -j{COMPILE_JOBS} linux >/dev/null 2>&1; }} 2>&1 "
+                "|| exit 1; done"]
     return None
+
+
+def build_times(path):
+    """The wall times of the builds the compile loop finished so far."""
+    try:
+        return [float(l.split()[1]) for l in open(path) if l.startswith("Time:")]
+    except OSError:
+        return []
 
 
 def loop(job, secs):
@@ -322,7 +384,7 @@ def loop(job, secs):
     return ["bash", "-c", f"end=$((SECONDS + {secs})); while [ $SECONDS -lt $end ]; do {words} || exit 1; done"]
 
 
-def throughput_cmd(workload, secs, outdir):
+def throughput_cmd(workload, secs):
     """The workload's job for one interval (None: the background is the load)."""
     if workload == "forkexec":
         # stress-ng skips its exec stressor when run as root
@@ -455,8 +517,12 @@ def one_run(guard, where, config, rnd, order, workload, intervals, secs, outdir,
             if where == "vm" and not cmd[0].endswith("scx_soryu"):
                 boot_config()
             ops = guard.start_scheduler(cmd, log)
-        bg_cmd = background_cmd(workload, outdir)
-        bg = guard.load(bg_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if bg_cmd else None
+        # the compile's tree, fresh for each run so every run builds alike
+        workdir = compile_tree(guard.workdir()) if workload == "compile" else None
+        bg_cmd = background_cmd(workload, outdir, workdir)
+        builds_log, builds_seen = prefix + ".builds.log", 0
+        with open(builds_log if workload == "compile" else os.devnull, "w") as bg_out:
+            bg = guard.load(bg_cmd, stdout=bg_out, stderr=subprocess.STDOUT) if bg_cmd else None
         with open(prefix + ".jsonl", "w") as out:
             header = {"type": "header", "scheduler": sched, "config": config, "knobs": knobs,
                       "run_id": f"{int(time.time() * 1000)}-{os.getpid()}",
@@ -464,11 +530,12 @@ def one_run(guard, where, config, rnd, order, workload, intervals, secs, outdir,
                       "lat_bucket_lower_ns": bounds,
                       "workload": workload, "round": rnd, "order": order, "where": where,
                       "sched_ext_ops": ops,
-                      "source": "bench/guest.py: cyclictest (hist.lat_interactive), stress-ng, hackbench, perf bench"}
+                      "source": "bench/guest.py: cyclictest (hist.lat_interactive), stress-ng, hackbench, perf bench, "
+                                "make (Lua 5.4)"}
             out.write(json.dumps(header) + "\n")
             for i in range(intervals):
                 check_still(config, guard, ops)
-                tp_cmd = throughput_cmd(workload, secs, outdir)
+                tp_cmd = throughput_cmd(workload, secs)
                 job = guard.load(tp_cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) if tp_cmd else None
                 ctpath = os.path.join(outdir, "cyclictest.json")
                 ct = guard.load(cyclictest_cmd(secs, ctpath), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -490,6 +557,13 @@ def one_run(guard, where, config, rnd, order, workload, intervals, secs, outdir,
                         raise Failed(f"{config}: the {workload} job gave no figure in interval {i} "
                                      f"(status {job.returncode}): {last}")
                     rec.update(figures)
+                if workload == "compile":
+                    if bg.poll() is not None:
+                        raise Failed(f"{config}: the build failed in interval {i} (status {bg.returncode}, see {builds_log})")
+                    # builds that finished in this interval; none: unknown
+                    times = build_times(builds_log)
+                    rec["ext_compile_s"] = mean(times[builds_seen:])
+                    builds_seen = len(times)
                 out.write(json.dumps(rec) + "\n")
                 out.flush()
             check_still(config, guard, ops)
@@ -498,7 +572,11 @@ def one_run(guard, where, config, rnd, order, workload, intervals, secs, outdir,
         rc = guard.stop_scheduler()
         if rc not in (0, None):
             raise Failed(f"{config}: the scheduler exited with status {rc} when stopped (see {log.name})")
-    print(f"round {rnd}: {config} done", flush=True)
+    done = f"round {rnd}: {config} done"
+    if workload == "compile":
+        times = build_times(builds_log)
+        done += f" ({len(times)} builds, mean {mean(times) or 0:.1f} s)" if times else " (no build finished)"
+    print(done, flush=True)
 
 
 def run(argv):
@@ -547,6 +625,7 @@ def run(argv):
                 print(f"bench: sched_ext is still {scx_state()} ({scx_ops()}): stop that scheduler by hand",
                       file=sys.stderr)
                 status = 1
+        guard.drop_workdir()
     return status
 
 

@@ -19,9 +19,12 @@
 #              hackbench (message passing; + mean hackbench time)
 #              messaging (perf bench sched messaging; + mean time)
 #              pipe      (perf bench sched pipe; + mean round trip)
+#              compile   (make -j of Lua 5.4, bench/source.sh; + mean build
+#                         time; the probe is the interactive waker)
 #   CONFIG     eevdf (no sched_ext scheduler: the kernel's default),
 #              soryu, soryu-clear-bitmap, soryu-boost-on-wake, soryu-vtime,
-#              or a peer: bpfland, lavd (built by bench/peers.sh, pinned)
+#              soryu-starve-1000 (--starve-ms 1000: a quieter starvation
+#              probe), or a peer: bpfland, lavd (bench/peers.sh, pinned)
 #   -r 2 rounds, -n 8 intervals per run, -s 5 seconds per interval.
 #   -o DIR     results here (default target/bench/[host-]<workload>-<time>)
 #
@@ -34,7 +37,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 export PATH="$PATH:${HOME:-/root}/.cargo/bin"
 
-usage() { sed -n '8,26s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '8,30s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 host=0 args=()
 for a in "$@"; do
   if [ "$a" = --host ]; then host=1; else args+=("$a"); fi
@@ -103,6 +106,13 @@ run_child() {
   child=
   return "$rc"
 }
+
+if [ "$workload" = compile ]; then
+  # the source, fetched once (bench/source.sh), copied beside the results:
+  # the VM sees this tree but not the host's /var/cache
+  src=$(bench/source.sh) || exit 1
+  cp "$src" "$out/" && export SORYU_COMPILE_SRC=$out/${src##*/}
+fi
 
 where=VM
 [ "$host" = 0 ] || where="this machine ($(uname -r), $(nproc) CPUs)"
