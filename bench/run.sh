@@ -76,6 +76,10 @@ for c in "${configs[@]}"; do
 done
 [ ${#peers[@]} -eq 0 ] || bench/peers.sh "${peers[@]}"
 
+# the compile's source, fetched once (bench/source.sh says why not, in one line)
+src=
+[ "$workload" != compile ] || src=$(bench/source.sh) || exit 1
+
 stamp=$workload-$(date +%Y%m%d-%H%M%S)
 if [ -z "$out" ]; then
   if [ "$host" = 1 ]; then out=target/bench/host-$stamp; else out=target/bench/$stamp; fi
@@ -86,6 +90,10 @@ if compgen -G "$out/*.jsonl" >/dev/null; then
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+if [ -n "$src" ]; then
+  # beside the results: the VM sees this tree, not the host's /var/cache
+  cp "$src" "$out/" && export SORYU_COMPILE_SRC=$out/${src##*/}
+fi
 
 # Runs "$@" in the background and waits for it, passing a SIGINT, SIGTERM
 # or SIGHUP of this script on to it as SIGTERM (both the driver and
@@ -106,13 +114,6 @@ run_child() {
   child=
   return "$rc"
 }
-
-if [ "$workload" = compile ]; then
-  # the source, fetched once (bench/source.sh), copied beside the results:
-  # the VM sees this tree but not the host's /var/cache
-  src=$(bench/source.sh) || exit 1
-  cp "$src" "$out/" && export SORYU_COMPILE_SRC=$out/${src##*/}
-fi
 
 where=VM
 [ "$host" = 0 ] || where="this machine ($(uname -r), $(nproc) CPUs)"

@@ -36,7 +36,10 @@ printf 'Types: deb-src\nURIs: %s\nSuites: bookworm\nComponents: main\nSigned-By:
   "$uri" >"$tmp/src.sources"
 apt=(apt-get -q -o Dir::Etc::sourcelist="$tmp/src.sources" -o Dir::Etc::sourceparts=- \
   -o Dir::State::Lists="$tmp/lists" -o Dir::Cache="$tmp/cache" -o APT::Sandbox::User=root)
-"${apt[@]}" update >"$tmp/log" 2>&1 || die "cannot read bookworm's source index from $uri: $(tail -n 1 "$tmp/log")"
+# (apt-get update exits 0 when a fetch fails: look for the index itself)
+"${apt[@]}" update >"$tmp/log" 2>&1 || true
+compgen -G "$tmp/lists/*Sources*" >/dev/null ||
+  die "cannot read bookworm's source index from $uri: $(grep -E '^(E|W|Err):' "$tmp/log" | head -n 1 | cut -c1-200)"
 (cd "$tmp/dl" && "${apt[@]}" source --download-only "$pkg" >"$tmp/log" 2>&1) ||
   die "cannot download the $pkg source package: $(tail -n 1 "$tmp/log")"
 mkdir -p "$cache"

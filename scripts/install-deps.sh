@@ -6,7 +6,8 @@
 #   VM:     qemu >= 10.0 (bookworm-backports; software emulation), kmod,
 #           busybox-static, cpio,
 #           virtme-ng (PyPI), a trixie-backports kernel (see vm/kernel.sh),
-#           mmdebstrap and a Debian 12 root with systemd (vm/sysroot.sh)
+#           mmdebstrap and a Debian 12 root with systemd (vm/sysroot.sh),
+#           the Lua 5.4 source the compile benchmark builds (bench/source.sh)
 #   load:   stress-ng, rt-tests (cyclictest, hackbench), linux-perf (perf bench)
 #   tests:  systemd (systemd-analyze), make (install), python3 (harness), jq,
 #           bpftool (reads the loaded program back), dpkg-dev (make deb),
@@ -157,5 +158,7 @@ done
 # (built once with mmdebstrap from the same mirror).
 "$repo/vm/kernel.sh" >/dev/null
 SORYU_DEBIAN_URI=$uri "$repo/vm/sysroot.sh" >/dev/null
+# The C project the compile benchmark builds (bench/source.sh, cached).
+SORYU_DEBIAN_URI=$uri "$repo/bench/source.sh" >/dev/null
 
 echo "install-deps: all present"

@@ -180,6 +180,13 @@ if [ "$(id -u)" = 0 ]; then
   PATH=$tmp/bin:$PATH bench --host -w pipe -r 1 eevdf soryu >"$tmp/perf.log" 2>&1 || rc=$?
   one_line "unusable perf refused" "$tmp/perf.log" "$rc" "'perf bench' does not run here (perf not found for kernel 0.0)"
 
+  # 4b. the compile's source cannot be fetched
+  rc=0
+  SORYU_SRC_CACHE=$tmp/no-src SORYU_DEBIAN_URI=http://127.0.0.1:9/debian \
+    bench --host -w compile -o "$tmp/nosrc" -r 1 eevdf soryu >"$tmp/nosrc.log" 2>&1 || rc=$?
+  one_line "compile without its source refused" "$tmp/nosrc.log" "$rc" "cannot read bookworm's source index from http://127.0.0.1:9/debian"
+  check "compile without its source: nothing written" test ! -e "$tmp/nosrc"
+
   # 5. a whole host run against the stand-in
   rc=0
   bench --host -o "$tmp/full" -r 2 -n 4 -s 1 soryu eevdf >"$tmp/full.log" 2>&1 || rc=$?
@@ -192,6 +199,19 @@ if [ "$(id -u)" = 0 ]; then
     test "$(head -n1 "$tmp/full/soryu-r2.jsonl" | jq -c '[.where, .sched_ext_ops, .order]')" = '["host","soryu_stand_in",["eevdf","soryu"]]'
   check "host run: the stand-in detached at the end" test "$(cat "$sys/state")" = disabled
   left_running "host run"
+
+  # 5b. the compile workload: a real make -j of the fetched source here
+  rc=0
+  bench --host -w compile -o "$tmp/compile" -r 1 -n 8 -s 2 soryu eevdf >"$tmp/compile.log" 2>&1 || rc=$?
+  check "compile run: status $rc: $(tail -n 3 "$tmp/compile.log" | tr '\n' '|')" \
+    grep -q "^bench: results in $tmp/compile " "$tmp/compile.log"
+  for c in soryu eevdf; do
+    n=$(grep -c '^Time: ' "$tmp/compile/$c-r1.builds.log" 2>/dev/null || true)
+    m=$(jq -s '[.[] | select(.type == "interval" and .ext_compile_s != null)] | length' "$tmp/compile/$c-r1.jsonl" 2>/dev/null || echo 0)
+    check "compile run, $c: builds finished ($n) and filed in intervals ($m)" test "${n:-0}" -ge 1 -a "$m" -ge 1
+  done
+  check "compile run: its build tree removed" test -z "$(find /tmp -maxdepth 1 -name 'soryu-bench-*' -newer "$tmp/compile.log" 2>/dev/null)"
+  left_running "compile run"
 
   # 6, 7. stopped by SIGTERM (to run.sh alone, as systemd or timeout send
   # it) and by Ctrl-C (SIGINT to the process group, as a terminal sends it)

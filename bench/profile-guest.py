@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Guest side of bench/profile.sh: where message passing spends its time.
+
+One boot; for every configuration (the kernel's default scheduler, soryu,
+peers), rounds with the order reversed every round, the same fixed
+hackbench job, measured from outside the scheduler:
+
+- the job's own time (hackbench prints it);
+- context switches and CPU migrations of the whole machine during the job
+  (`perf stat -a`, software events, which the emulator counts like a real
+  CPU);
+- per BPF program, the calls and run time during the job
+  (kernel.bpf_stats_enabled=1, `bpftool prog show`): the same figure for
+  soryu and for a peer;
+- sched_ext's own event counters (root/events), and for soryu its counters
+  (preemption kicks, dispatches, ...) from its --report-json.
+
+Writes OUTDIR/profile-<config>-r<round>.json and OUTDIR/profile.done.
+    profile-guest.py OUTDIR ROUNDS JOBS CONFIG...
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+SYSFS = "/sys/kernel/sched_ext"
+JOB = ["hackbench", "-g", "4", "-l", "50"]
+
+
+def state():
+    try:
+        return open(f"{SYSFS}/state").read().strip()
+    except OSError:
+        return "?"
+
+
+def events():
+    out = {}
+    try:
+        for line in open(f"{SYSFS}/root/events"):
+            k, _, v = line.partition(" ")
+            out[k.strip()] = int(v.strip() or 0)
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def bpf_progs():
+    """name -> (run_cnt, run_time_ns) of every struct_ops program loaded."""
+    p = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True, check=True)
+    out = {}
+    for prog in json.loads(p.stdout):
+        if prog.get("type") == "struct_ops":
+            name = prog.get("name", "?")
+            cnt, ns = out.get(name, (0, 0))
+            out[name] = (cnt + prog.get("run_cnt", 0), ns + prog.get("run_time_ns", 0))
+    return out
+
+
+def start(config, outdir, rnd):
+    if config == "eevdf":
+        return None
+    if config == "soryu":
+        cmd = [os.environ["SORYU_BIN"], "--kconfig", os.environ["SORYU_KCONFIG"], "--report-sec", "1",
+               "--report-json", f"{outdir}/profile-soryu-r{rnd}.soryu.jsonl"]
+    else:
+        cmd = [os.path.join(os.environ["SORYU_PEERS"], "bin", "scx_" + config)]
+    log = open(f"{outdir}/profile-{config}-r{rnd}.log", "w")
+    p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(600):
+        if state() == "enabled" or p.poll() is not None:
+            break
+        time.sleep(0.1)
+    if state() != "enabled":
+        sys.exit(f"profile: {config} did not enable sched_ext (see {log.name})")
+    return p
+
+
+def stop(p):
+    if p is None:
+        return
+    p.send_signal(signal.SIGINT)
+    p.wait(60)
+    for _ in range(300):
+        if state() == "disabled":
+            return
+        time.sleep(0.1)
+    sys.exit("profile: sched_ext still enabled after the scheduler exited")
+
+
+def perf_stat(path):
+    """context switches and migrations from `perf stat -x,` output."""
+    got = {}
+    for line in open(path):
+        f = line.strip().split(",")
+        if len(f) >= 3 and f[2] in ("context-switches", "cpu-migrations"):
+            got[f[2]] = int(float(f[0]))
+    return got
+
+
+def soryu_counters(path):
+    """soryu's counters summed over its whole run (the jobs, and 2 s of
+    settling before them)."""
+    keys = ("enqueue", "direct", "dispatch", "dispatch_empty", "dispatch_keep", "probes", "preempt_attempts",
+            "preempt_idle", "preempt_kicks", "preempt_none", "wakeups", "stale_kicks", "starve_serve")
+    tot = dict.fromkeys(keys, 0)
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        r = json.loads(line)
+        if r.get("type") == "interval":
+            for k in keys:
+                tot[k] += r.get(k) or 0
+    return tot
+
+
+def one(config, rnd, outdir, jobs):
+    p = start(config, outdir, rnd)
+    time.sleep(2)  # settle
+    ev0, bpf0 = events(), bpf_progs()
+    times, stat = [], {"context-switches": 0, "cpu-migrations": 0}
+    t0 = time.monotonic()
+    for j in range(jobs):
+        path = f"{outdir}/perf-{config}-r{rnd}-{j}.txt"
+        r = subprocess.run(["perf", "stat", "-a", "-x,", "-o", path, "-e", "context-switches,cpu-migrations", "--"]
+                           + JOB, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"profile: {config}: hackbench failed: {r.stderr.strip()[-200:]}")
+        times += [float(l.split()[1]) for l in r.stdout.splitlines() if l.startswith("Time:")]
+        for k, v in perf_stat(path).items():
+            stat[k] += v
+    wall = time.monotonic() - t0
+    ev1, bpf1 = events(), bpf_progs()
+    stop(p)
+    res = {
+        "config": config, "round": rnd, "job": " ".join(JOB), "jobs": jobs, "hackbench_s": times, "wall_s": wall,
+        "context_switches": stat["context-switches"], "migrations": stat["cpu-migrations"],
+        "bpf": {k: {"calls": c - bpf0.get(k, (0, 0))[0], "ns": n - bpf0.get(k, (0, 0))[1]}
+                for k, (c, n) in bpf1.items()},
+        "events": {k: v - ev0.get(k, 0) for k, v in ev1.items() if v - ev0.get(k, 0)},
+    }
+    if config == "soryu":
+        res["soryu"] = soryu_counters(f"{outdir}/profile-soryu-r{rnd}.soryu.jsonl")
+    json.dump(res, open(f"{outdir}/profile-{config}-r{rnd}.json", "w"), indent=1)
+    print(f"round {rnd}: {config}: hackbench {sum(times) / len(times):.2f} s a job, "
+          f"{stat['context-switches']} switches, {stat['cpu-migrations']} migrations", flush=True)
+
+
+def main():
+    outdir, rounds, jobs, configs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+    subprocess.run(["sysctl", "-qw", "kernel.bpf_stats_enabled=1"], check=True)
+    for rnd in range(1, rounds + 1):
+        for config in (configs if rnd % 2 else configs[::-1]):
+            one(config, rnd, outdir, jobs)
+    open(f"{outdir}/profile.done", "w").close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Where message passing spends its time (docs/performance.md): one VM boot,
+# the same fixed hackbench job under each configuration, rounds with the
+# order reversed (bench/profile-guest.py), then one table per figure:
+# the job's time, context switches and migrations per job (perf stat -a),
+# BPF calls and time per job per callback (bpf_stats), sched_ext's events,
+# and soryu's own counters per wakeup.
+#
+#   bench/profile.sh [CONFIG...]      (default: eevdf soryu bpfland)
+#
+# Settings: SORYU_PROFILE_ROUNDS (2), SORYU_PROFILE_JOBS (2 per run),
+# SORYU_VM_CPUS (2); peers are built by bench/peers.sh.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+if [ "${1:-}" = --in-guest ]; then
+  shift
+  exec python3 bench/profile-guest.py "$SORYU_OUT" "$@"
+fi
+[ $# -gt 0 ] || set -- eevdf soryu bpfland
+peers=()
+for c in "$@"; do case $c in eevdf | soryu) ;; *) peers+=("$c") ;; esac; done
+[ ${#peers[@]} -eq 0 ] || bench/peers.sh "${peers[@]}"
+rounds=${SORYU_PROFILE_ROUNDS:-2} jobs=${SORYU_PROFILE_JOBS:-2}
+name=profile-${SORYU_VM_CPUS:-2}cpu
+SORYU_PEERS=$repo/target/peers vm/run.sh --name "$name" bench/profile.sh --in-guest "$rounds" "$jobs" "$@"
+python3 - target/vm-results/"$name" <<'PY'
+import collections, glob, json, os, statistics, sys
+d = sys.argv[1]
+runs = collections.defaultdict(list)
+for f in sorted(glob.glob(os.path.join(d, "profile-*-r*.json"))):
+    r = json.load(open(f))
+    runs[r["config"]].append(r)
+cfgs = list(runs)
+med = lambda xs: statistics.median(xs) if xs else float("nan")
+print(f"results: {d}; {runs[cfgs[0]][0]['job']}, {runs[cfgs[0]][0]['jobs']} jobs per run, "
+      f"{len(runs[cfgs[0]])} rounds; medians over rounds, per job\n")
+print("| figure | " + " | ".join(cfgs) + " |")
+print("|---|" + "---|" * len(cfgs))
+def row(name, f, fmt="{:.0f}"):
+    print(f"| {name} | " + " | ".join(fmt.format(med([f(r) for r in runs[c]])) for c in cfgs) + " |")
+row("hackbench time (s)", lambda r: statistics.mean(r["hackbench_s"]), "{:.2f}")
+row("context switches", lambda r: r["context_switches"] / r["jobs"])
+row("CPU migrations", lambda r: r["migrations"] / r["jobs"])
+row("BPF calls, all callbacks", lambda r: sum(v["calls"] for v in r["bpf"].values()) / r["jobs"])
+row("BPF time, all callbacks (ms)", lambda r: sum(v["ns"] for v in r["bpf"].values()) / r["jobs"] / 1e6, "{:.1f}")
+print()
+for c in cfgs:
+    progs = sorted({p for r in runs[c] for p in r["bpf"]})
+    if not progs:
+        continue
+    print(f"{c}: per callback, per job (median over rounds)\n")
+    print("| callback | calls | ns per call | ms |")
+    print("|---|---|---|---|")
+    for p in progs:
+        calls = med([r["bpf"].get(p, {}).get("calls", 0) / r["jobs"] for r in runs[c]])
+        ns = med([r["bpf"][p]["ns"] / max(r["bpf"][p]["calls"], 1) for r in runs[c] if p in r["bpf"]])
+        if calls:
+            print(f"| {p} | {calls:.0f} | {ns:.0f} | {calls * ns / 1e6:.1f} |")
+    print()
+    evs = sorted({k for r in runs[c] for k in r["events"]})
+    if evs:
+        print(f"{c}: sched_ext events per job: " + ", ".join(
+            f"{k.removeprefix('SCX_EV_')} {med([r['events'].get(k, 0) / r['jobs'] for r in runs[c]]):.0f}" for k in evs) + "\n")
+if "soryu" in runs:
+    s = runs["soryu"]
+    print("soryu's counters per job (its whole run, median over rounds):\n")
+    keys = list(s[0]["soryu"])
+    print("| " + " | ".join(keys) + " |")
+    print("|" + "---|" * len(keys))
+    print("| " + " | ".join(f"{med([r['soryu'][k] / r['jobs'] for r in s]):.0f}" for k in keys) + " |")
+PY
