@@ -25,15 +25,10 @@ import subprocess
 import sys
 import time
 
-SYSFS = "/sys/kernel/sched_ext"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from guest import SYSFS, boot_config, scx_state as state  # noqa: E402  (bench/guest.py)
+
 JOB = ["hackbench", "-g", "4", "-l", "50"]
-
-
-def state():
-    try:
-        return open(f"{SYSFS}/state").read().strip()
-    except OSError:
-        return "?"
 
 
 def events():
@@ -66,6 +61,8 @@ def start(config, outdir, rnd):
         cmd = [os.environ["SORYU_BIN"], "--kconfig", os.environ["SORYU_KCONFIG"], "--report-sec", "1",
                "--report-json", f"{outdir}/profile-soryu-r{rnd}.soryu.jsonl"]
     else:
+        # a peer reads the kernel's config from /boot (bench/guest.py)
+        boot_config()
         cmd = [os.path.join(os.environ["SORYU_PEERS"], "bin", "scx_" + config)]
     log = open(f"{outdir}/profile-{config}-r{rnd}.log", "w")
     p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)

@@ -40,6 +40,9 @@
 #   SORYU_VM_TIMEOUT       seconds for the whole run, boot included (1500)
 #   SORYU_VM_BOOT_TIMEOUT  seconds for the guest to reach the script (300)
 #   SORYU_VM_CPUS          vCPUs (2);  SORYU_VM_MEMORY  guest RAM (2G)
+#   SORYU_VM_SMP           topology after the CPU count in qemu's -smp, e.g.
+#                          sockets=2,cores=2,threads=2 (default: the guest
+#                          script's `# vm-shape:` line, else qemu's own)
 #   SORYU_VM_VERBOSE=1     stream the guest console (kernel log and all)
 #   SORYU_VM_STREAM=1      stream the guest script's output as it runs
 #                          (instead of printing it when the VM is done)
@@ -81,7 +84,14 @@ case $SORYU_BIN in /*) ;; *) SORYU_BIN=$PWD/$SORYU_BIN ;; esac
 
 timeout_s=${SORYU_VM_TIMEOUT:-1500}
 boot_timeout_s=${SORYU_VM_BOOT_TIMEOUT:-300}
-cpus=${SORYU_VM_CPUS:-2}
+# A guest script may ask for its machine's shape in a comment line of its
+# own, e.g. `# vm-shape: cpus=8 smp=sockets=2,cores=2,threads=2` (2 LLCs of
+# SMT pairs); SORYU_VM_CPUS and SORYU_VM_SMP still override it.
+shape=$(sed -n 's/^# vm-shape: //p' "$script" 2>/dev/null | head -n 1)
+shape_of() { tr ' ' '\n' <<<"$shape" | sed -n "s/^$1=//p" | head -n 1; }
+cpus=${SORYU_VM_CPUS:-$(shape_of cpus)}
+cpus=${cpus:-2}
+smp=${SORYU_VM_SMP:-$(shape_of smp)}
 memory=${SORYU_VM_MEMORY:-2G}
 
 eval "$("$repo/vm/kernel.sh")"
@@ -125,6 +135,8 @@ SORYU_KCONFIG=$out/kconfig
 #                   channel is absent and this is the only place it shows.
 qemu_opt=()
 [ -z "${SORYU_VM_QEMU:-}" ] || qemu_opt=(--qemu "$SORYU_VM_QEMU")
+# (one argument with '=': vng would take a separate value for a flag)
+[ -z "$smp" ] || qemu_opt+=("--qemu-opts=-smp $cpus,$smp")
 vng_cmd=(vng --disable-kvm --force-9p -v "${qemu_opt[@]}"
   -r "$SORYU_VMLINUZ" --cpus "$cpus" --memory "$memory"
   --user root --rwdir "$out"
@@ -196,7 +208,7 @@ boot_once() {
 # boot_test: boot (once more if the VM did not boot), run the test; 1 when
 # the VM failed to boot twice.
 boot_test() {
-  say "booting $SORYU_KVER (${cpus} vCPUs, ${memory}, qemu $qemu_ver TCG) for $name; results in $out"
+  say "booting $SORYU_KVER (${cpus} vCPUs${smp:+ as $smp}, ${memory}, qemu $qemu_ver TCG) for $name; results in $out"
   boot_once && return 0
   mv "$out/console.log" "$out/console.attempt1.log"
   echo "################################################################" >&2
