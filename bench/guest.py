@@ -352,7 +352,11 @@ def compile_tree(workdir):
     tree = os.path.join(workdir, "compile")
     shutil.rmtree(tree, ignore_errors=True)
     os.makedirs(tree)
-    subprocess.run(["tar", "-xf", compile_source(), "-C", tree, "--strip-components=1"], check=True)
+    src = compile_source()
+    p = subprocess.run(["tar", "-xf", src, "-C", tree, "--strip-components=1"], capture_output=True, text=True)
+    if p.returncode != 0:
+        why = (p.stderr.strip().splitlines() or [f"status {p.returncode}"])[-1]
+        raise Failed(f"cannot unpack the compile's source {src}: {why} (run bench/source.sh again)")
     return tree
 
 
