@@ -194,6 +194,16 @@ impl Opts {
                 crate::bpf_intf::soryu_consts_SORYU_TIMEOUT_MS
             );
         }
+        let per_cpu = crate::policy::BOUND_REF_TASKS_PER_CPU;
+        let bound_ms = crate::policy::starve_bound_us(self.starve_ms, self.slice_us, 0, per_cpu, 1) / 1000;
+        let watchdog_ms = crate::bpf_intf::soryu_consts_SORYU_TIMEOUT_MS as u64;
+        if bound_ms > watchdog_ms / 2 {
+            bail!(
+                "--slice-us {} with --starve-ms {}: a task starving behind {per_cpu} others per CPU could wait {bound_ms} ms, over half the kernel watchdog's {watchdog_ms} ms; use a shorter slice or threshold",
+                self.slice_us,
+                self.starve_ms
+            );
+        }
         for (flag, v) in [("--stats", self.stats), ("--monitor", self.monitor)] {
             if let Some(secs) = v {
                 if !(secs.is_finite() && secs > 0.0) {
@@ -347,6 +357,10 @@ mod tests {
             &["--prometheus", ""],
             &["--prometheus", "auto", "--monitor", "1"],
             &["--run-id", ""],
+            // the starvation bound at 32 starving tasks per CPU passes
+            // half the watchdog
+            &["--slice-us", "200000"],
+            &["--slice-us", "80000", "--starve-ms", "2500"],
             &["--run-id", "a b"],
             &["--run-id", "tab\there"],
             &["--run-id", &"x".repeat(MAX_RUN_ID_LEN + 1)],
@@ -358,7 +372,7 @@ mod tests {
     #[test]
     fn edges_are_accepted() {
         parse(&["--slice-us", "1", "--starve-ms", "1"]).unwrap();
-        parse(&["--slice-us", "1000000", "--starve-ms", "1001"]).unwrap();
+        parse(&["--slice-us", "100000", "--starve-ms", "1001"]).unwrap();
         parse(&["--starve-ms", &max_starve_ms().to_string()]).unwrap();
         parse(&["--report-sec", "0"]).unwrap();
         parse(&["--prometheus", "auto", "--run-id", "bench-a_1:x"]).unwrap();

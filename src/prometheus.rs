@@ -437,6 +437,23 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
         }
     }
 
+
+    o.family(
+        "scx_soryu_queued_wait_max_seconds",
+        "gauge",
+        "Longest time any task sat queued before it ran in the last interval, exact; absent when no queued task ran.",
+    );
+    if m.queued_max_us.is_finite() {
+        o.sample("scx_soryu_queued_wait_max_seconds", &[], &value(m.queued_max_us / 1e6));
+    }
+    o.family(
+        "scx_soryu_starve_bound_seconds",
+        "gauge",
+        "The starvation bound for one starving task per CPU (docs/design.md): queued_wait_max stays below it unless more tasks starve at once.",
+    );
+    if m.starve_bound_us.is_finite() {
+        o.sample("scx_soryu_starve_bound_seconds", &[], &value(m.starve_bound_us / 1e6));
+    }
     if info.hist {
         o.family(
             "scx_soryu_wake_to_run_seconds",
@@ -733,7 +750,7 @@ pub fn synthetic_intervals(n: usize) -> Vec<Interval> {
     let mut prev = snap(&cpus, 0);
     let mut out = Vec::with_capacity(n);
     for k in 1..=n as u64 {
-        let mut max = [0u64; 2];
+        let mut max = [0u64; crate::stats::NR_WAITS];
         for (ci, st) in cpus.iter_mut().enumerate() {
             for (class, median, sigma, waits) in [(0usize, 30e3, 1.0, 400u64), (1, 90e3, 1.4, 60)] {
                 for _ in 0..waits + 20 * ci as u64 {
@@ -769,6 +786,7 @@ pub fn synthetic_intervals(n: usize) -> Vec<Interval> {
             st.probe_hist[1] += 25;
             st.cnt[c(soryu_counter_SORYU_CNT_PROBES)] += 25;
         }
+        max[crate::stats::WAIT_QUEUED] = max[0].max(max[1]);
         let cur = snap(&cpus, k);
         out.push(Interval::between(&prev, &cur, max, 250));
         prev = cur;

@@ -17,8 +17,9 @@ use crate::stats::{BpfCost, Hists, Interval};
 /// 1: one header per file, intervals numbered across restarts, 0 for an
 /// empty latency class. 2: one header per start (appended), null for an
 /// empty class, exit records. 3: `stale_kicks` (kicks that acted on a
-/// stale level) replaces `level_mismatch`, 0 by construction.
-pub const FORMAT: u32 = 3;
+/// stale level) replaces `level_mismatch`, 0 by construction. 4:
+/// `queued_max_us` (longest wait of any queued task) and `starve_bound_us`.
+pub const FORMAT: u32 = 4;
 
 /// One line of a --report-json file.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -117,8 +117,14 @@ pub fn format_text(index: u64, m: &Metrics) -> String {
     );
     let _ = write!(
         s,
-        "        health insert_fail {} | bitmap clear {} repair {} | stale kicks {} | enqueue {} direct {} | running {} | {} dispatch calls",
+        "        health insert_fail {} | bitmap clear {} repair {} | stale kicks {} | enqueue {} direct {} | running {} | {} dispatch calls\n",
         m.insert_fail, m.bitmap_clear, m.bitmap_repair, m.stale_kicks, m.enqueue, m.direct, m.tasks_running, calls
+    );
+    let _ = write!(
+        s,
+        "        starvation: longest queued wait {} | bound {} (one starving task per CPU)",
+        us(m.queued_max_us),
+        us(m.starve_bound_us)
     );
     s
 }

@@ -147,6 +147,15 @@ impl<'a> Scheduler<'a> {
         let link = scx_ops_attach!(skel, soryu_ops)
             .map_err(|e| anyhow!("cannot attach the scheduler: {e:#}"))?;
         let kernel_hz = skel.maps.bss_data.as_ref().map_or(0, |b| b.kernel_hz);
+        // One starving task per CPU: the bound every report prints beside
+        // the longest queued wait (docs/design.md).
+        stats::set_starve_bound_us(crate::policy::starve_bound_us(
+            opts.starve_ms,
+            opts.slice_us,
+            kernel_hz,
+            1,
+            1,
+        ));
         let stats_server = StatsServer::new(server_data(kernel_hz))
             .launch()
             .context("cannot start the scx_stats server")?;

@@ -28,6 +28,20 @@ const NR_CNT: usize = soryu_counter_SORYU_NR_COUNTERS as usize;
 const CLASS_INTERACTIVE: usize = soryu_consts_SORYU_CLASS_INTERACTIVE as usize;
 const CLASS_OTHER: usize = soryu_consts_SORYU_CLASS_OTHER as usize;
 
+/// Longest waits of an interval, ns: wake to run per latency class, then
+/// queued to run of any task (intf.h: SORYU_WAIT_*).
+pub const NR_WAITS: usize = soryu_consts_SORYU_NR_WAITS as usize;
+pub const WAIT_QUEUED: usize = soryu_consts_SORYU_WAIT_QUEUED as usize;
+pub type Waits = [u64; NR_WAITS];
+
+/// The starvation bound the reports print beside the longest queued wait
+/// (us): set once by the scheduler at attach, from its knobs and HZ.
+static STARVE_BOUND_US: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+pub fn set_starve_bound_us(us: u64) {
+    STARVE_BOUND_US.store(us, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Everything the BPF side has counted since attach, summed over CPUs.
 #[derive(Clone, Debug)]
 pub struct Snapshot {
@@ -39,7 +53,7 @@ pub struct Snapshot {
     pub level_hist: Vec<u64>,
     /// Longest wait per class in the epoch that was read (see
     /// Snapshot::read): fold it into MAX_WAITS.
-    pub max_wait_ns: [u64; 2],
+    pub max_wait_ns: Waits,
     pub kernel_events: BTreeMap<String, u64>,
     /// (run count, total ns) of each soryu BPF program, when the kernel
     /// keeps them (sysctl kernel.bpf_stats_enabled=1); empty otherwise.
@@ -60,7 +74,7 @@ impl Snapshot {
             ],
             boost_hist: z(soryu_consts_SORYU_BOOST_SPAN as usize),
             level_hist: z(soryu_consts_SORYU_NR_LEVELS as usize),
-            max_wait_ns: [0; 2],
+            max_wait_ns: [0; NR_WAITS],
             kernel_events: BTreeMap::new(),
             bpf_progs: BTreeMap::new(),
         };
@@ -116,14 +130,14 @@ fn read_percpu(map: &dyn MapCore) -> Result<Vec<soryu_stats>> {
 
 /// Longest wait per class of the (closed) `epoch`, over all CPUs: the cheap
 /// read of every loop tick (no sysfs, no program list).
-pub fn read_max_waits(map: &dyn MapCore, epoch: u64) -> Result<[u64; 2]> {
+pub fn read_max_waits(map: &dyn MapCore, epoch: u64) -> Result<Waits> {
     Ok(max_waits_of(&read_percpu(map)?, epoch))
 }
 
 /// The longest waits of the closed `epoch`, from its slot (see intf.h).
-fn max_waits_of(per_cpu: &[soryu_stats], epoch: u64) -> [u64; 2] {
+fn max_waits_of(per_cpu: &[soryu_stats], epoch: u64) -> Waits {
     let slot = (epoch & 1) as usize;
-    let mut m = [0u64; 2];
+    let mut m = [0u64; NR_WAITS];
     for c in per_cpu.iter().filter(|c| c.max_wait_epoch[slot] == epoch) {
         for (acc, &v) in m.iter_mut().zip(&c.max_wait_ns[slot]) {
             *acc = (*acc).max(v);
@@ -137,11 +151,11 @@ fn max_waits_of(per_cpu: &[soryu_stats], epoch: u64) -> [u64; 2] {
 /// subscription, each scx_stats client another.
 #[derive(Default)]
 pub struct MaxWaits {
-    subs: Mutex<Vec<Weak<Mutex<[u64; 2]>>>>,
+    subs: Mutex<Vec<Weak<Mutex<Waits>>>>,
 }
 
 /// One consumer's longest waits since it last took them.
-pub struct MaxWaitSub(Arc<Mutex<[u64; 2]>>);
+pub struct MaxWaitSub(Arc<Mutex<Waits>>);
 
 /// The daemon's: its loop folds into it, reports and clients subscribe.
 pub static MAX_WAITS: MaxWaits = MaxWaits::new();
@@ -158,7 +172,7 @@ impl MaxWaits {
     }
 
     pub fn subscribe(&self) -> MaxWaitSub {
-        let sub = Arc::new(Mutex::new([0; 2]));
+        let sub = Arc::new(Mutex::new([0; NR_WAITS]));
         lock(&self.subs).push(Arc::downgrade(&sub));
         MaxWaitSub(sub)
     }
@@ -169,7 +183,7 @@ impl MaxWaits {
     }
 
     /// Fold the maxima of one closed epoch into every live subscription.
-    pub fn fold(&self, m: [u64; 2]) {
+    pub fn fold(&self, m: Waits) {
         lock(&self.subs).retain(|w| match w.upgrade() {
             Some(sub) => {
                 let mut acc = lock(&sub);
@@ -185,7 +199,7 @@ impl MaxWaits {
 
 impl MaxWaitSub {
     /// The longest waits folded in since the last take; starts over.
-    pub fn take(&self) -> [u64; 2] {
+    pub fn take(&self) -> Waits {
         std::mem::take(&mut *lock(&self.0))
     }
 }
@@ -374,6 +388,12 @@ pub struct Metrics {
         desc = "Preemption kicks whose victim had switched to another level before the kick landed"
     )]
     pub stale_kicks: u64,
+    #[stat(desc = "Longest time any task waited queued before it ran (us); null if none ran from a queue")]
+    #[serde(default = "nan", deserialize_with = "nullable")]
+    pub queued_max_us: f64,
+    #[stat(desc = "The starvation bound for one starving task per CPU (us), docs/design.md; null if unknown")]
+    #[serde(default = "nan", deserialize_with = "nullable")]
+    pub starve_bound_us: f64,
     #[stat(desc = "Tasks on a run queue at the end of the interval")]
     pub tasks_running: u64,
     #[stat(desc = "Interactive wakeups (boost < 0 at wakeup)")]
@@ -466,6 +486,11 @@ impl Metrics {
     ];
 }
 
+/// A figure older records do not carry reads as unknown.
+fn nan() -> f64 {
+    f64::NAN
+}
+
 /// Reads null (an unknown figure) back as NaN.
 fn nullable<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
@@ -515,7 +540,7 @@ impl Interval {
     /// longest wait per class over the same interval (a MaxWaitSub's take,
     /// never a value of `cur` alone). `hz` is the kernel's tick rate (0 if
     /// unknown: jiffies are then unknown).
-    pub fn between(prev: &Snapshot, cur: &Snapshot, max_wait_ns: [u64; 2], hz: u32) -> Self {
+    pub fn between(prev: &Snapshot, cur: &Snapshot, max_wait_ns: Waits, hz: u32) -> Self {
         let d = hist::diff(&cur.cnt, &prev.cnt);
         let c = |i: soryu_counter| d[i as usize];
         let probes = hist::diff(&cur.probe_hist, &prev.probe_hist);
@@ -556,6 +581,14 @@ impl Interval {
             bitmap_clear: c(soryu_counter_SORYU_CNT_BITMAP_CLEAR),
             bitmap_repair: c(soryu_counter_SORYU_CNT_BITMAP_REPAIR),
             stale_kicks: c(soryu_counter_SORYU_CNT_STALE_KICK),
+            queued_max_us: match max_wait_ns[WAIT_QUEUED] {
+                0 => f64::NAN,
+                ns => ns as f64 / 1000.0,
+            },
+            starve_bound_us: match STARVE_BOUND_US.load(std::sync::atomic::Ordering::Relaxed) {
+                0 => f64::NAN,
+                us => us as f64,
+            },
             tasks_running: tasks_running(),
             int_count: li.count,
             int_p50_us: li.p50_us,

@@ -72,6 +72,13 @@ enum soryu_consts {
 	SORYU_CLASS_INTERACTIVE = 0,
 	SORYU_CLASS_OTHER = 1,
 	SORYU_NR_CLASSES = 2,
+	/*
+	 * Longest waits kept per interval: one per latency class (wake to run),
+	 * then the longest time any task sat queued before it ran (enqueue to
+	 * run, wakeups and preemptions alike: the starvation bound's figure).
+	 */
+	SORYU_WAIT_QUEUED = SORYU_NR_CLASSES,
+	SORYU_NR_WAITS = SORYU_NR_CLASSES + 1,
 
 	/*
 	 * --clear-bitmap safety net: every SORYU_REPAIR_PERIOD_NS a timer sets
@@ -122,9 +129,9 @@ struct soryu_stats {
 	/* boost of each enqueued task, index = boost + SORYU_MAX_BOOST */
 	u64 boost_hist[SORYU_BOOST_SPAN];
 	u64 level_hist[SORYU_NR_LEVELS];
-	/* longest wake-to-run wait per class of the epoch in the same slot */
+	/* longest waits (SORYU_WAIT_* index) of the epoch in the same slot */
 	u64 max_wait_epoch[2];
-	u64 max_wait_ns[2][SORYU_NR_CLASSES];
+	u64 max_wait_ns[2][SORYU_NR_WAITS];
 };
 
 /*

@@ -98,15 +98,49 @@ static bool scan_levels(u32 limit, u64 now, struct soryu_stats *st)
 }
 
 /*
- * --clear-bitmap safety net: set the bit of any non-empty level that reads
- * clear (the enqueue race in probe_level()), then wake an idle CPU so the
- * repaired level is served even if every CPU had gone idle.
+ * --clear-bitmap: the last resort of a dispatch that found nothing through
+ * the bitmap. Read every level's count below @limit and take a task from a
+ * non-empty one whose bit reads clear (the enqueue race in probe_level()),
+ * setting its bit again. Without it a CPU could go idle, or, worse, give
+ * its time back while a task it could run sits behind a clear bit: when a
+ * higher class holds every CPU, soryu's tasks only run through the
+ * kernel's deadline server, which stops for good when its pick comes back
+ * empty while tasks are queued on its CPU. So: dispatch never returns
+ * empty while a level holds a task this CPU may run.
+ */
+static bool sweep_levels(u32 limit, u64 now, struct soryu_stats *st)
+{
+	u32 lvl;
+
+	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
+		if (lvl >= limit)
+			break;
+		if (scx_bpf_dsq_nr_queued(lvl) <= 0)
+			continue;
+		if (!(READ_ONCE(lvl_bitmap) & (1ULL << lvl))) {
+			__sync_fetch_and_or(&lvl_bitmap, 1ULL << lvl);
+			stat_add(st, SORYU_CNT_BITMAP_REPAIR, 1);
+		}
+		if (probe_level(lvl, st)) {
+			note_served(lvl, now);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * --clear-bitmap safety net for the CPUs that do not dispatch: set the bit
+ * of any non-empty level that reads clear, and find the level's first task
+ * a CPU as a new arrival would get one (try_preempt(): an idle CPU it may
+ * use, else one it may use that runs a worse level). A CPU busy with an
+ * equal or better level reaches sweep_levels() when its slice ends.
  */
 static int repair_sweep(void *map, int *key, struct bpf_timer *timer)
 {
 	u64 bm = READ_ONCE(lvl_bitmap);
-	bool repaired = false;
-	u32 lvl, cpu;
+	struct task_struct *head;
+	u32 lvl;
 
 	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
 		if ((bm & (1ULL << lvl)) || scx_bpf_dsq_nr_queued(lvl) <= 0)
@@ -114,16 +148,11 @@ static int repair_sweep(void *map, int *key, struct bpf_timer *timer)
 		__sync_fetch_and_or(&lvl_bitmap, 1ULL << lvl);
 		/* counted in the map, not a local: keeps the loop verifiable */
 		stat_inc(SORYU_CNT_BITMAP_REPAIR);
-		repaired = true;
-	}
-	if (repaired) {
-		const struct cpumask *idle = scx_bpf_get_idle_cpumask();
-
-		cpu = bpf_cpumask_any_distribute(idle);
-		scx_bpf_put_idle_cpumask(idle);
-		/* no idle CPU: every CPU will dispatch when its slice ends */
-		if (cpu < scx_bpf_nr_cpu_ids())
-			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		bpf_rcu_read_lock();
+		head = __COMPAT_scx_bpf_dsq_peek(lvl);
+		if (head)
+			try_preempt(head, lvl, this_stats());
+		bpf_rcu_read_unlock();
 	}
 	bpf_timer_start(timer, SORYU_REPAIR_PERIOD_NS, 0);
 	return 0;

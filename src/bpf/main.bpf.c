@@ -72,6 +72,14 @@ u64 lvl_bitmap SEC(".data.lvl_bitmap");
  */
 u64 last_served[SORYU_NR_LEVELS] SEC(".data.last_served");
 
+/*
+ * The per-task starvation rule (starve.bpf.c): bit n set: level n's head was
+ * found waiting past --starve-ms; next_look[n]: when to peek at its head
+ * again if not.
+ */
+u64 starving SEC(".data.starving");
+u64 next_look[SORYU_NR_LEVELS] SEC(".data.next_look");
+
 /* --vtime: the reference clock, the largest vtime that has started to run. */
 u64 vtime_now SEC(".data.vtime_now");
 
@@ -177,14 +185,14 @@ static void charge(struct task_struct *p, struct soryu_task_ctx *tctx)
 	}
 }
 
+/* Preemption: a CPU for a newly queued task. */
+#include "preempt.bpf.c"
+
 /* Levels: the bitmap, probing a level, the --clear-bitmap repair sweep. */
 #include "levels.bpf.c"
 
-/* Anti-starvation: serving a level not served for --starve-ms. */
+/* Anti-starvation: serving a level whose oldest task waited --starve-ms. */
 #include "starve.bpf.c"
-
-/* Preemption: a CPU for a newly queued task. */
-#include "preempt.bpf.c"
 
 /* cgroup cpu.weight as a nice offset. */
 #include "cgroup.bpf.c"
@@ -265,7 +273,13 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	refresh_cgroup_nice(p, tctx);
 	lvl = task_level(p, tctx);
 	tctx->enq_level = lvl;
-	tctx->queued_at = scx_bpf_now();
+	/*
+	 * A task queued again before it ran (re-queued off a CPU a higher class
+	 * took, a nice or affinity change) keeps its age: the starvation rule
+	 * counts from when it first waited, not from the last requeue.
+	 */
+	if (!tctx->queued_at)
+		tctx->queued_at = scx_bpf_now();
 	if (stall_injected(p))
 		return;	/* stranded on purpose: the watchdog must notice */
 	slice = slice_left(tctx);
@@ -277,8 +291,11 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	 * what is left of its slice. Sending it back through its level instead
 	 * would need a second serve, which restarts the level's starvation
 	 * clock: every other task starving there would wait one more round.
+	 * Not when ops.cpu_release handed it back (SCX_ENQ_REENQ): this CPU now
+	 * belongs to a higher class, and its level, where it keeps its age,
+	 * lets any other CPU take it.
 	 */
-	if (tctx->granted) {
+	if (tctx->granted && !(enq_flags & SCX_ENQ_REENQ)) {
 		if (scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice, enq_flags | SCX_ENQ_HEAD))
 			stat_add(st, SORYU_CNT_DIRECT, 1);
 		else
@@ -343,7 +360,8 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 		limit = pctx->granted ? 0 : lvl + 1;
 	}
 
-	if (serve_starved(now, st) || scan_levels(limit, now, st)) {
+	if (serve_starved(now, st) || scan_levels(limit, now, st) ||
+	    (clear_bitmap && sweep_levels(limit, now, st))) {
 		stat_add(st, SORYU_CNT_DISPATCH, 1);
 	} else if (pctx) {
 		/* Nothing better queued: keep @prev on the rest of its slice. */
@@ -352,6 +370,13 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 			cctx->level = lvl;
 		stat_add(st, SORYU_CNT_KEEP, 1);
 	} else {
+		/*
+		 * Going idle. Until the kernel marks this CPU idle, a waking task
+		 * finds it neither idle nor running a level it could preempt:
+		 * show it as running the worst level, so try_preempt() kicks it.
+		 */
+		if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)))
+			cctx->level = SORYU_LVL_NONE;
 		stat_add(st, SORYU_CNT_DISPATCH_EMPTY, 1);
 	}
 
@@ -377,6 +402,10 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 		return;
 
 	tctx->exec_base = p->se.sum_exec_runtime;
+	if (tctx->queued_at && st) {
+		/* the figure the starvation bound is about: every task, every wait */
+		note_wait(st, SORYU_WAIT_QUEUED, scx_bpf_now() - tctx->queued_at);
+	}
 	tctx->queued_at = 0;
 	refresh_cgroup_nice(p, tctx);	/* a task placed on an idle CPU skips enqueue */
 	lvl = task_level(p, tctx);
@@ -430,6 +459,23 @@ void BPF_STRUCT_OPS(soryu_stopping, struct task_struct *p, bool runnable)
 		return;
 	charge(p, tctx);
 	tctx->last_ran = scx_bpf_now();
+}
+
+/*
+ * A higher class (RT, deadline, stop) took this CPU. Tasks already on its
+ * local DSQ would wait behind it, so hand them back to their levels, where
+ * any CPU can take them; and show this CPU as running the best level, so
+ * that try_preempt() does not waste kicks on a CPU soryu does not hold. It
+ * shows its real level again when a soryu task next runs here.
+ */
+void BPF_STRUCT_OPS(soryu_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
+{
+	struct cpu_ctx *cctx;
+	u32 zero = 0;
+
+	if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)))
+		cctx->level = SORYU_LVL_PCPU_KTHREAD;
+	scx_bpf_reenqueue_local();
 }
 
 /* The task left the runqueue; only a sleep is a voluntary block. */
@@ -535,6 +581,7 @@ SCX_OPS_DEFINE(soryu_ops,
 	       .running		= (void *)soryu_running,
 	       .stopping	= (void *)soryu_stopping,
 	       .quiescent	= (void *)soryu_quiescent,
+	       .cpu_release	= (void *)soryu_cpu_release,
 	       .yield		= (void *)soryu_yield,
 	       .init_task	= (void *)soryu_init_task,
 	       .cgroup_init	= (void *)soryu_cgroup_init,

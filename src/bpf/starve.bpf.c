@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * scx_soryu: anti-starvation. A level not served for --starve-ms is
- * served ahead of every better level, and the served task holds a grant:
- * a whole slice that no wakeup takes away (kept across a stray kick in
- * ops.enqueue). The bound is argued in docs/design.md.
+ * scx_soryu: anti-starvation, per task. A level whose oldest queued task
+ * has waited --starve-ms is served ahead of every better level, by every
+ * CPU that dispatches, until its head is fresh again; the served task
+ * holds a grant: a whole slice that no wakeup takes away (kept across a
+ * stray kick in ops.enqueue). The bound this gives, and its price, are
+ * argued in docs/design.md ("The starvation bound").
  * Included by main.bpf.c, after its globals and maps.
  */
 
@@ -25,31 +27,84 @@ static void grant_slice(void)
 }
 
 /*
- * Anti-starvation: a level not served for starve_ns gets a CPU ahead of
- * every better level. The timestamp compare is free; only a stale level
- * costs an nr_queued read, and the bitmap is not asked (with clearing on,
- * its bit may be wrong, see probe_level()).
+ * Has the first task of @lvl been queued for longer than starve_ns? A FIFO
+ * level's head is its oldest task, so a fresh head means nobody there
+ * starves. (With --vtime the head is the smallest vtime instead; the
+ * per-level stamp in serve_starved() covers a stale task behind a fresh
+ * head.) The peek is lockless: the head may leave before we read its
+ * context, which only makes this look one dispatch late or early.
+ */
+static bool head_stale(u32 lvl, u64 now)
+{
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(lvl);
+	struct soryu_task_ctx *tctx;
+	u64 at;
+
+	if (!head || !(tctx = lookup_task_ctx(head)))
+		return false;
+	at = READ_ONCE(tctx->queued_at);
+	/* clocks of other CPUs may run a little ahead: wrap-safe compare */
+	return at && time_after(now, at + starve_ns);
+}
+
+/*
+ * Is @lvl starving? Two rules:
+ *  - per task: its head waited past starve_ns. Peeking every level on every
+ *    dispatch would double dispatch's cost, so a level is looked at once per
+ *    starve_ns / 8 (next_look[]), and a level found stale is marked in
+ *    `starving`, which every CPU then checks on each dispatch until the
+ *    head is fresh. Detection is late by at most starve_ns / 8.
+ *  - per level: it was not served for starve_ns (last_served[]). Free (a
+ *    compare), and it covers a --vtime level whose stale task sits behind
+ *    a fresh head.
+ */
+static bool level_starving(u32 lvl, u64 now)
+{
+	u64 *ls = MEMBER_VPTR(last_served, [lvl]);
+	u64 *nl = MEMBER_VPTR(next_look, [lvl]);
+	u64 bit = 1ULL << lvl;
+
+	if (!ls || !nl)
+		return false;
+	if (READ_ONCE(starving) & bit) {
+		if (head_stale(lvl, now))
+			return true;
+		/* served until fresh: stop looking on every dispatch */
+		__sync_fetch_and_and(&starving, ~bit);
+	} else if (time_after(now, READ_ONCE(*nl))) {
+		/* racing CPUs may both look: harmless, and rare */
+		WRITE_ONCE(*nl, now + (starve_ns >> 3));
+		if (head_stale(lvl, now)) {
+			__sync_fetch_and_or(&starving, bit);
+			return true;
+		}
+	}
+	if (!time_after(now, READ_ONCE(*ls) + starve_ns))
+		return false;
+	if (scx_bpf_dsq_nr_queued(lvl) <= 0) {
+		/* empty: nothing starves here, look again in starve_ns */
+		WRITE_ONCE(*ls, now);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Serve the best starving level this CPU can take a task from. The bitmap
+ * is not asked: with clearing on, its bit may be wrong (see probe_level()).
  */
 static bool serve_starved(u64 now, struct soryu_stats *st)
 {
 	u32 lvl;
 
 	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
-		u64 *ls = MEMBER_VPTR(last_served, [lvl]);
-
-		/*
-		 * Stamps come from every CPU's clock, which may run a little
-		 * ahead of ours: compare wrap-safe, never by subtraction.
-		 */
-		if (!ls || !time_after(now, READ_ONCE(*ls) + starve_ns))
+		if (!level_starving(lvl, now))
 			continue;
-		if (scx_bpf_dsq_nr_queued(lvl) <= 0) {
-			/* empty: nothing starves here, look again in starve_ns */
-			WRITE_ONCE(*ls, now);
-			continue;
-		}
 		if (probe_level(lvl, st)) {
-			WRITE_ONCE(*ls, now);
+			u64 *ls = MEMBER_VPTR(last_served, [lvl]);
+
+			if (ls)
+				WRITE_ONCE(*ls, now);
 			stat_add(st, SORYU_CNT_STARVE_SERVE, 1);
 			grant_slice();
 			return true;

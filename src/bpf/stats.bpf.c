@@ -24,6 +24,8 @@ static void stat_inc(enum soryu_counter c)
 	stat_add(this_stats(), c, 1);
 }
 
+_Static_assert(SORYU_NR_WAITS == 3, "note_wait() resets three slots");
+
 /*
  * Keep the per-CPU longest wait of the current epoch, in that epoch's slot.
  * One slot would lose the closed epoch's value whenever a wait of the new
@@ -32,7 +34,7 @@ static void stat_inc(enum soryu_counter c)
  * With two, the closed slot is only reset two epochs later, long after the
  * daemon read it.
  */
-static void note_wait(struct soryu_stats *st, u32 class, u64 wait)
+static void note_wait(struct soryu_stats *st, u32 which, u64 wait)
 {
 	u64 epoch = READ_ONCE(stats_epoch);
 	u32 s = epoch & 1;
@@ -41,7 +43,8 @@ static void note_wait(struct soryu_stats *st, u32 class, u64 wait)
 		st->max_wait_epoch[s] = epoch;
 		st->max_wait_ns[s][0] = 0;
 		st->max_wait_ns[s][1] = 0;
+		st->max_wait_ns[s][2] = 0;
 	}
-	if (class < SORYU_NR_CLASSES && wait > st->max_wait_ns[s][class])
-		st->max_wait_ns[s][class] = wait;
+	if (which < SORYU_NR_WAITS && wait > st->max_wait_ns[s][which])
+		st->max_wait_ns[s][which] = wait;
 }

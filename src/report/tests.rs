@@ -83,7 +83,7 @@ fn unknown_figures_print_as_a_dash() {
     assert!(t.contains("n       0 | p50         - p99"), "{t}");
     assert!(t.contains("(- j) | >1ms - >4.2ms"), "{t}");
     assert!(t.contains("mean     - p50"), "{t}");
-    assert_eq!(t.lines().count(), 5);
+    assert_eq!(t.lines().count(), 6);
 }
 
 #[test]

@@ -35,7 +35,7 @@ fn interval_is_differenced_and_summed_over_cpus() {
     a.boost_hist[24] = 3;
     let cur = Snapshot::from_percpu(&[a, b], 1);
 
-    assert_eq!(cur.max_wait_ns, [1_500_000, 0]);
+    assert_eq!(cur.max_wait_ns, [1_500_000, 0, 0]);
     let i = Interval::between(&prev, &cur, cur.max_wait_ns, 250);
     let m = &i.metrics;
     assert_eq!(m.dispatch, 40);
@@ -57,7 +57,7 @@ fn file_wait(st: &mut soryu_stats, epoch: u64, class: usize, ns: u64) {
     let s = (epoch & 1) as usize;
     if st.max_wait_epoch[s] != epoch {
         st.max_wait_epoch[s] = epoch;
-        st.max_wait_ns[s] = [0; 2];
+        st.max_wait_ns[s] = [0; NR_WAITS];
     }
     st.max_wait_ns[s][class] = st.max_wait_ns[s][class].max(ns);
     st.lat_hist[class][policy::lat_bucket(ns)] += 1;
@@ -70,8 +70,8 @@ fn a_wait_of_the_next_epoch_keeps_the_closed_one() {
     let mut cpu = zero_cpu();
     file_wait(&mut cpu, 4, CLASS_OTHER, 3_000_000);
     file_wait(&mut cpu, 5, CLASS_OTHER, 10_000);
-    assert_eq!(max_waits_of(&[cpu], 4), [0, 3_000_000]);
-    assert_eq!(max_waits_of(&[cpu], 5), [0, 10_000]);
+    assert_eq!(max_waits_of(&[cpu], 4), [0, 3_000_000, 0]);
+    assert_eq!(max_waits_of(&[cpu], 5), [0, 10_000, 0]);
 }
 
 #[test]
@@ -81,7 +81,7 @@ fn empty_class_is_unknown_not_zero() {
     let i = Interval::between(
         &Snapshot::from_percpu(&[prev], 0),
         &Snapshot::from_percpu(&[cpu], 0),
-        [0, 5_000],
+        [0, 5_000, 0],
         250,
     );
     let m = &i.metrics;
@@ -160,7 +160,7 @@ fn each_consumer_gets_the_longest_wait_of_its_own_interval() {
     // a 2 ms wait; a report ends its interval (9 ms is its longest)
     file_wait(&mut cpu[0], epoch, CLASS_OTHER, 2_000_000);
     tick(&hub, &cpu, &mut epoch);
-    assert_eq!(report.take(), [0, 9_000_000]);
+    assert_eq!(report.take(), [0, 9_000_000, 0]);
     // a 1 ms wait; the client reads: its interval holds 2 ms and 1 ms
     file_wait(&mut cpu[0], epoch, CLASS_OTHER, 1_000_000);
     tick(&hub, &cpu, &mut epoch);
@@ -169,7 +169,7 @@ fn each_consumer_gets_the_longest_wait_of_its_own_interval() {
     assert_eq!(m.oth_max_us, 2000.0);
     assert!(m.oth_p999_us <= m.oth_max_us, "{m:?}");
     // the report's next interval holds the 1 ms wait only
-    assert_eq!(report.take(), [0, 1_000_000]);
+    assert_eq!(report.take(), [0, 1_000_000, 0]);
     // nothing new: the client's next interval has no wakeup
     tick(&hub, &cpu, &mut epoch);
     let m = view.next(snap(&cpu), 1000).metrics;
@@ -185,6 +185,6 @@ fn a_closed_client_is_dropped_from_the_folds() {
     assert!(hub.wanted());
     drop(sub);
     assert!(!hub.wanted());
-    hub.fold([1, 2]);
+    hub.fold([1, 2, 3]);
     assert!(lock(&hub.subs).is_empty());
 }

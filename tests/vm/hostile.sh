@@ -281,10 +281,16 @@ w_cgroup() {
   cgroup_mover &
   local mover=$!
   observe
+  local rounds moves toggles
+  read -r rounds moves toggles <"$SORYU_OUT/$CASE.moves" || true
+  if [ "${moves:-0}" -lt 10 ]; then
+    # Where a mover that made no progress is blocked, for the failure below.
+    trace "mover: state $(awk '{print $3}' "/proc/$mover/stat" 2>/dev/null), wchan $(cat "/proc/$mover/wchan" 2>/dev/null)"
+    timeout 5 cat "/proc/$mover/stack" 2>/dev/null | head -n 25 >>"$SORYU_OUT/$CASE.trace" || true
+  fi
   kill "$mover" 2>/dev/null || true
   wait "$mover" 2>/dev/null || true
   work_stop
-  local rounds moves toggles
   read -r rounds moves toggles <"$SORYU_OUT/$CASE.moves" || true
   trace "${rounds:-0} rounds, ${moves:-0} task moves, ${toggles:-0} controller toggles"
   grep -qw cpu $CG/soryu-a/cgroup.controllers || fail "the cpu controller is not on in the test cgroups"

@@ -113,10 +113,18 @@ case_watchdog_start() {
   local shell=$$ case=$CASE
   CASE_HUNG=0
   (
+    # Above every RT task a test starts, so that the watchdog runs even
+    # when soryu's tasks do not (a wedged scheduler under RT hogs: then
+    # even the kernel cannot eject soryu, its helper thread is FIFO 50).
+    chrt -f -p 99 "$BASHPID" >/dev/null 2>&1 || true
     sleep "$CASE_DEADLINE" || exit 0
     : >"$SORYU_OUT/$case.hung"
     hang_dump "$shell" >"$SORYU_OUT/$case.hang.txt" 2>&1
     echo "HANG $case: past its ${CASE_DEADLINE}s deadline (see $case.hang.txt)"
+    # The test's own RT tasks go first: while they hold the CPUs neither
+    # the test shell nor the kernel's sched_ext helper may get to run.
+    ps -eo pid=,ppid=,cls= | awk -v me="$BASHPID" '($3 == "FF" || $3 == "RR") && $2 != 2 && $1 != 2 && $1 != me && $2 != me { print $1 }' |
+      xargs -r kill -KILL 2>/dev/null
     kill -USR1 "$shell"
   ) 2>/dev/null & # (not "Terminated" in the log when case_end stops its timer)
   CASE_WATCHDOG=$!
