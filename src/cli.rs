@@ -163,7 +163,7 @@ pub const MAX_EXIT_DUMP_LEN: u32 = 16 << 20;
 /// Largest starvation threshold: it must stay well below the kernel
 /// watchdog, which ejects the scheduler when a task waits that long.
 pub fn max_starve_ms() -> u64 {
-    crate::bpf_intf::soryu_consts_SORYU_TIMEOUT_MS as u64 / 4
+    crate::bpf_intf::soryu_consts_SORYU_TIMEOUT_MS as u64 / 5
 }
 
 impl Opts {
@@ -188,7 +188,7 @@ impl Opts {
         }
         if self.starve_ms > max_starve_ms() {
             bail!(
-                "--starve-ms {} is above {} ms, a quarter of the kernel watchdog's {} ms; use a lower threshold",
+                "--starve-ms {} is above {} ms, a fifth of the kernel watchdog's {} ms; use a lower threshold",
                 self.starve_ms,
                 max_starve_ms(),
                 crate::bpf_intf::soryu_consts_SORYU_TIMEOUT_MS
@@ -372,7 +372,8 @@ mod tests {
     #[test]
     fn edges_are_accepted() {
         parse(&["--slice-us", "1", "--starve-ms", "1"]).unwrap();
-        parse(&["--slice-us", "100000", "--starve-ms", "1001"]).unwrap();
+        parse(&["--slice-us", "50000", "--starve-ms", "1001"]).unwrap();
+        parse(&["--slice-us", "130000"]).unwrap();
         parse(&["--starve-ms", &max_starve_ms().to_string()]).unwrap();
         parse(&["--report-sec", "0"]).unwrap();
         parse(&["--prometheus", "auto", "--run-id", "bench-a_1:x"]).unwrap();

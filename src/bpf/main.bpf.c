@@ -364,10 +364,14 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 	    (clear_bitmap && sweep_levels(limit, now, st))) {
 		stat_add(st, SORYU_CNT_DISPATCH, 1);
 	} else if (pctx) {
-		/* Nothing better queued: keep @prev on the rest of its slice. */
+		/*
+		 * Nothing better queued: keep @prev on the rest of its slice. A
+		 * grant stays shown as unpreemptible: a kick that cut it short
+		 * was aimed before the grant showed in cpu_ctx.
+		 */
 		scx_bpf_task_set_slice(prev, slice_left(pctx));
 		if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)))
-			cctx->level = lvl;
+			cctx->level = pctx->granted ? SORYU_LVL_PCPU_KTHREAD : lvl;
 		stat_add(st, SORYU_CNT_KEEP, 1);
 	} else {
 		/*
@@ -411,8 +415,12 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 	lvl = task_level(p, tctx);
 	if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero))) {
 		cctx->level = lvl;
-		if (cctx->starve_grant) {
-			/* a starvation serve: a whole slice, unpreemptible */
+		/*
+		 * A starvation serve: a whole slice, unpreemptible. A task that
+		 * already holds a grant (resumed after a higher class took the
+		 * CPU) leaves this one to the task it was meant for.
+		 */
+		if (cctx->starve_grant && !tctx->granted) {
 			cctx->starve_grant = false;
 			tctx->granted = true;
 			tctx->used_ns = 0;

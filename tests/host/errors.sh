@@ -38,7 +38,7 @@ refuses "negative slice" "invalid value '-5'" "$bin" --slice-us=-5
 refuses "slice not a number" "invalid value 'abc'" "$bin" --slice-us abc
 refuses "slice above one second" "above the limit" "$bin" --slice-us 2000000
 refuses "starve threshold below the slice" "must be longer than the slice" "$bin" --starve-ms 1 --slice-us 5000
-refuses "starve threshold near the watchdog" "quarter of the kernel watchdog" "$bin" --starve-ms 100000
+refuses "starve threshold near the watchdog" "fifth of the kernel watchdog" "$bin" --starve-ms 100000
 refuses "knob with a bad value" "invalid value 'yes'" "$bin" --vtime=yes
 refuses "unknown flag" "unexpected argument '--no-such-flag'" "$bin" --no-such-flag
 refuses "stats interval zero" "positive number of seconds" "$bin" --stats 0
