@@ -373,7 +373,7 @@ mod tests {
     fn edges_are_accepted() {
         parse(&["--slice-us", "1", "--starve-ms", "1"]).unwrap();
         parse(&["--slice-us", "50000", "--starve-ms", "1001"]).unwrap();
-        parse(&["--slice-us", "130000"]).unwrap();
+        parse(&["--slice-us", "99999"]).unwrap();
         parse(&["--starve-ms", &max_starve_ms().to_string()]).unwrap();
         parse(&["--report-sec", "0"]).unwrap();
         parse(&["--prometheus", "auto", "--run-id", "bench-a_1:x"]).unwrap();

@@ -18,8 +18,8 @@
 #   rt       a SCHED_FIFO hog on the last CPU, nice -20 hogs, and nice 19
 #            and SCHED_IDLE probes
 #   edges    the levels case at --starve-ms 2 (the lowest the default slice
-#            allows), --starve-ms 2000 (the highest) and --slice-us 130000
-#            (about the longest the default threshold allows)
+#            allows), --starve-ms 2000 (the highest) and --slice-us 99999
+#            (the longest the default threshold allows)
 #
 #   vm/run.sh tests/vm/starve.sh [CASE...]
 #
@@ -269,7 +269,7 @@ for w in "${cases[@]}"; do
   if [ "$w" = edges ]; then
     STARVE_MS=2 run_case levels_starve2 default --starve-ms 2
     STARVE_MS=2000 run_case levels_starve2000 default --starve-ms 2000
-    SLICE_US=130000 run_case levels_slice130ms default --slice-us 130000
+    SLICE_US=99999 run_case levels_slice100ms default --slice-us 99999
     continue
   fi
   run_case "$w" default
