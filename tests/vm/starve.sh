@@ -241,27 +241,35 @@ HZ=$(sed -n 's/^CONFIG_HZ=//p' "$SORYU_KCONFIG")
 [ -n "$HZ" ] || { echo "no CONFIG_HZ in $SORYU_KCONFIG"; exit 1; }
 
 # The platform's lateness, under the default scheduler, with the hogs.
-CASE=starve-lateness
-: >"$SORYU_OUT/$CASE.trace"
-: >"$SORYU_OUT/$CASE.expect"
-CASE_FAILS=()
-hogs better -20 "$ncpu"
-for c in $(seq 0 "$last"); do
-  GATE=$SORYU_OUT/$CASE.gate taskset -c "$c" python3 "$here/starve_probe.py" "$secs" "late$c" sleeper \
-    >"$SORYU_OUT/$CASE.probe.late$c" &
-  PROBES+=($!)
+# Early in a boot the emulator still translates code it has not run yet
+# and a virtual CPU can stop for hundreds of ms: a figure above the cap is
+# measured again, up to three times, before the run is called too noisy.
+measure_lateness() {
+  CASE=starve-lateness$1
+  : >"$SORYU_OUT/$CASE.trace"
+  CASE_FAILS=()
+  hogs better -20 "$ncpu"
+  for c in $(seq 0 "$last"); do
+    GATE=$SORYU_OUT/$CASE.gate taskset -c "$c" python3 "$here/starve_probe.py" "$secs" "late$c" sleeper \
+      >"$SORYU_OUT/$CASE.probe.late$c" &
+    PROBES+=($!)
+  done
+  run_window
+  LATE=$(cat "$SORYU_OUT/$CASE".probe.late* | jq -s 'map(.max_late_ms) | max // empty')
+  echo "platform lateness under the default scheduler (try $1): ${LATE:-unknown} ms"
+  if [ -z "$LATE" ] || [ ${#CASE_FAILS[@]} -gt 0 ]; then
+    echo "cannot measure the platform's lateness: ${CASE_FAILS[*]:-no figure}"
+    exit 1
+  fi
+  awk -v l="$LATE" -v c="$LATE_CAP_MS" 'BEGIN { exit !(l <= c) }'
+}
+for try in 1 2 3; do
+  measure_lateness "$try" && break
+  if [ "$try" = 3 ]; then
+    echo "platform lateness $LATE ms is above the cap of $LATE_CAP_MS ms three times: too noisy to judge a bound"
+    exit 1
+  fi
 done
-run_window
-LATE=$(cat "$SORYU_OUT/$CASE".probe.late* | jq -s 'map(.max_late_ms) | max // empty')
-echo "platform lateness under the default scheduler: ${LATE:-unknown} ms"
-if [ -z "$LATE" ] || [ ${#CASE_FAILS[@]} -gt 0 ]; then
-  echo "cannot measure the platform's lateness: ${CASE_FAILS[*]:-no figure}"
-  exit 1
-fi
-if awk -v l="$LATE" -v c="$LATE_CAP_MS" 'BEGIN { exit !(l > c) }'; then
-  echo "platform lateness $LATE ms is above the cap of $LATE_CAP_MS ms: too noisy to judge a bound"
-  exit 1
-fi
 
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(levels deep pinned cpuset rt edges)
