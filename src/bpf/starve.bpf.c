@@ -34,21 +34,21 @@ static void grant_slice(void)
  * head.) The peek is lockless: the head may leave before we read its
  * context, which only makes this look one dispatch late or early.
  */
-static bool head_stale(u32 lvl, u64 now)
+static bool head_stale(u32 lvl, u64 now, u64 *at)
 {
 	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(lvl);
 	struct soryu_task_ctx *tctx;
-	u64 at;
 
 	if (!head || !(tctx = lookup_task_ctx(head)))
 		return false;
-	at = READ_ONCE(tctx->queued_at);
+	*at = READ_ONCE(tctx->queued_at);
 	/* clocks of other CPUs may run a little ahead: wrap-safe compare */
-	return at && time_after(now, at + starve_ns);
+	return *at && time_after(now, *at + starve_ns);
 }
 
 /*
- * Is @lvl starving? Two rules:
+ * Is @lvl starving? If so, *at is since when: its head's queue stamp, or
+ * the level's last serve. Two rules:
  *  - per task: its head waited past starve_ns. Peeking every level on every
  *    dispatch would double dispatch's cost, so a level is looked at once per
  *    starve_ns / 8 (next_look[]), and a level found stale is marked in
@@ -58,7 +58,7 @@ static bool head_stale(u32 lvl, u64 now)
  *    compare), and it covers a --vtime level whose stale task sits behind
  *    a fresh head.
  */
-static bool level_starving(u32 lvl, u64 now)
+static bool level_starving(u32 lvl, u64 now, u64 *at)
 {
 	u64 *ls = MEMBER_VPTR(last_served, [lvl]);
 	u64 *nl = MEMBER_VPTR(next_look, [lvl]);
@@ -67,19 +67,20 @@ static bool level_starving(u32 lvl, u64 now)
 	if (!ls || !nl)
 		return false;
 	if (READ_ONCE(starving) & bit) {
-		if (head_stale(lvl, now))
+		if (head_stale(lvl, now, at))
 			return true;
 		/* served until fresh: stop looking on every dispatch */
 		__sync_fetch_and_and(&starving, ~bit);
 	} else if (time_after(now, READ_ONCE(*nl))) {
 		/* racing CPUs may both look: harmless, and rare */
 		WRITE_ONCE(*nl, now + (starve_ns >> 3));
-		if (head_stale(lvl, now)) {
+		if (head_stale(lvl, now, at)) {
 			__sync_fetch_and_or(&starving, bit);
 			return true;
 		}
 	}
-	if (!time_after(now, READ_ONCE(*ls) + starve_ns))
+	*at = READ_ONCE(*ls);
+	if (!time_after(now, *at + starve_ns))
 		return false;
 	if (scx_bpf_dsq_nr_queued(lvl) <= 0) {
 		/* empty: nothing starves here, look again in starve_ns */
@@ -89,26 +90,51 @@ static bool level_starving(u32 lvl, u64 now)
 	return true;
 }
 
+/* Serve @lvl as starving: a task from it, on a grant. */
+static bool serve_level(u32 lvl, u64 now, struct soryu_stats *st)
+{
+	u64 *ls = MEMBER_VPTR(last_served, [lvl]);
+
+	if (!ls || !probe_level(lvl, st))
+		return false;
+	WRITE_ONCE(*ls, now);
+	stat_add(st, SORYU_CNT_STARVE_SERVE, 1);
+	grant_slice();
+	return true;
+}
+
 /*
- * Serve the best starving level this CPU can take a task from. The bitmap
- * is not asked: with clearing on, its bit may be wrong (see probe_level()).
+ * Serve the starving level that has waited longest, not the best one:
+ * when a better level starves again and again (a threshold near the slice,
+ * or many tasks above), best first would keep a worse starving level
+ * waiting without bound. Oldest first makes starving tasks one queue, in
+ * the order they went stale, whatever their level: the bound in
+ * docs/design.md counts every task ahead in that queue. If this CPU may
+ * run no task of that level, the other starving levels, best first. The
+ * bitmap is not asked: with clearing on, its bit may be wrong (see
+ * probe_level()).
  */
 static bool serve_starved(u64 now, struct soryu_stats *st)
 {
-	u32 lvl;
+	u64 mask = 0, oldest = 0, at = 0;
+	u32 lvl, pick = SORYU_NR_LEVELS;
 
 	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
-		if (!level_starving(lvl, now))
+		if (!level_starving(lvl, now, &at))
 			continue;
-		if (probe_level(lvl, st)) {
-			u64 *ls = MEMBER_VPTR(last_served, [lvl]);
-
-			if (ls)
-				WRITE_ONCE(*ls, now);
-			stat_add(st, SORYU_CNT_STARVE_SERVE, 1);
-			grant_slice();
-			return true;
+		mask |= 1ULL << lvl;
+		if (pick == SORYU_NR_LEVELS || time_before(at, oldest)) {
+			pick = lvl;
+			oldest = at;
 		}
+	}
+	if (!mask)
+		return false;
+	if (pick < SORYU_NR_LEVELS && serve_level(pick, now, st))
+		return true;
+	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
+		if (lvl != pick && (mask & (1ULL << lvl)) && serve_level(lvl, now, st))
+			return true;
 	}
 	return false;
 }

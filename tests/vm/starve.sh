@@ -26,7 +26,8 @@
 # Judged from outside: every probe got CPU time, and its longest wait is
 # within the bound of docs/design.md ("The starvation bound"),
 #   17/8 starve_ms + (ceil(k / n) + 1) x (slice + 1 tick),
-# k = the tasks starving with it that may use its CPUs, itself included,
+# k = the tasks that may starve with it and may use its CPUs, itself and
+# the better-level hogs included,
 # n = the CPUs soryu holds that it may use, plus the platform's lateness L:
 # under emulation the host deschedules virtual CPUs and every wait in the
 # guest grows by that much, whatever the scheduler does. L is measured first,
@@ -119,7 +120,10 @@ run_window() {
     kill -INT "$p" 2>/dev/null || true
     rc=0
     wait "$p" || rc=$?
-    [ "$rc" = 0 ] || fail "hogs ${h#*:} (stress-ng) exited $rc"
+    # (200 workers at nice 19 do not all reach stress-ng's exit handshake
+    # in time, and it then calls the run unsuccessful: for the crowd only
+    # its progress is judged)
+    [ "$rc" = 0 ] || [ "${h#*:}" = crowd ] || fail "hogs ${h#*:} (stress-ng) exited $rc"
     [ "$(stress_ops "$SORYU_OUT/$CASE.${h#*:}.log" cpu)" -gt 0 ] 2>/dev/null ||
       fail "hogs ${h#*:} made no progress"
   done
@@ -144,31 +148,34 @@ cpuset_remove() {
 w_levels() {
   LEVELS=4 PRICE=1
   hogs better -20 "$ncpu"
-  probe nice0 4 "$ncpu" nice 0
-  probe nice10 4 "$ncpu" nice 10
-  probe nice19 4 "$ncpu" nice 19
-  probe idle 4 "$ncpu" idle
+  # k: the four probes and the hogs, which starve too when the threshold
+  # is near the slice
+  local k=$((4 + ncpu))
+  probe nice0 "$k" "$ncpu" nice 0
+  probe nice10 "$k" "$ncpu" nice 10
+  probe nice19 "$k" "$ncpu" nice 19
+  probe idle "$k" "$ncpu" idle
 }
 w_deep() {
   LEVELS=1 PRICE=0
   hogs better -20 "$ncpu"
   hogs crowd 19 200
-  probe deep1 202 "$ncpu" nice 19
-  probe deep2 202 "$ncpu" nice 19
+  probe deep1 $((202 + ncpu)) "$ncpu" nice 19
+  probe deep2 $((202 + ncpu)) "$ncpu" nice 19
 }
 w_pinned() {
   LEVELS=1 PRICE=0
   hogs better -20 1 "@$last"
   hogs crowd 19 "$ncpu"
-  # its level: the crowd (which may use every CPU) and itself, on one CPU
-  probe pinned $((ncpu + 1)) 1 nice 19 "@$last"
+  # the crowd (which may use every CPU), the pinned hog and itself, on one CPU
+  probe pinned $((ncpu + 2)) 1 nice 19 "@$last"
 }
 w_cpuset() {
   LEVELS=1 PRICE=0
   cpuset_make
   hogs better -20 1 %soryu-one
   hogs crowd 19 "$ncpu"
-  probe cpuset $((ncpu + 1)) 1 nice 19 %soryu-one
+  probe cpuset $((ncpu + 2)) 1 nice 19 %soryu-one
 }
 w_rt() {
   LEVELS=2 PRICE=0
@@ -176,8 +183,8 @@ w_rt() {
   RT_PID=$!
   hogs better -20 "$ncpu"
   # soryu holds ncpu - 1 CPUs: the RT hog owns the last one
-  probe rt_nice19 2 $((ncpu - 1)) nice 19
-  probe rt_idle 2 $((ncpu - 1)) idle
+  probe rt_nice19 $((2 + ncpu)) $((ncpu - 1)) nice 19
+  probe rt_idle $((2 + ncpu)) $((ncpu - 1)) idle
 }
 
 # bound_ms K N: the bound for the running case's knobs, plus L.
