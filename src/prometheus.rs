@@ -438,22 +438,25 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
     }
 
 
-    o.family(
-        "scx_soryu_queued_wait_max_seconds",
-        "gauge",
-        "Longest time any task sat queued before it ran in the last interval, exact; absent when no queued task ran.",
-    );
+    // (each family only with its sample: a figure the interval cannot
+    // define is left out, family and all)
     if m.queued_max_us.is_finite() {
+        o.family(
+            "scx_soryu_queued_wait_max_seconds",
+            "gauge",
+            "Longest time any task sat queued before it ran in the last interval, exact.",
+        );
         o.sample("scx_soryu_queued_wait_max_seconds", &[], &value(m.queued_max_us / 1e6));
     }
-    o.family(
-        "scx_soryu_starve_bound_seconds",
-        "gauge",
-        "The starvation bound for one starving task per CPU (docs/design.md): queued_wait_max stays below it unless more tasks starve at once.",
-    );
     if m.starve_bound_us.is_finite() {
+        o.family(
+            "scx_soryu_starve_bound_seconds",
+            "gauge",
+            "The starvation bound for one starving task per CPU (docs/design.md): queued_wait_max stays below it unless more tasks starve at once or a higher class holds the CPUs.",
+        );
         o.sample("scx_soryu_starve_bound_seconds", &[], &value(m.starve_bound_us / 1e6));
     }
+
     if info.hist {
         o.family(
             "scx_soryu_wake_to_run_seconds",
@@ -747,6 +750,8 @@ pub fn synthetic_intervals(n: usize) -> Vec<Interval> {
         .collect();
         s
     };
+    // the defaults' bound at HZ 250, as the scheduler sets it at attach
+    crate::stats::set_starve_bound_us(crate::policy::starve_bound_us(100, 1000, 250, 1, 1));
     let mut prev = snap(&cpus, 0);
     let mut out = Vec::with_capacity(n);
     for k in 1..=n as u64 {

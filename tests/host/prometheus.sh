@@ -117,6 +117,8 @@ want = {
     "scx_soryu_stale_kicks_total": "counter",
     "scx_soryu_tasks_running": "gauge",
     "scx_soryu_wake_to_run_max_seconds": "gauge",
+    "scx_soryu_queued_wait_max_seconds": "gauge",
+    "scx_soryu_starve_bound_seconds": "gauge",
     "scx_soryu_kernel_events_total": "counter",
     "scx_soryu_bpf_calls_total": "counter",
     "scx_soryu_bpf_run_seconds_total": "counter",
