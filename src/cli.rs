@@ -195,7 +195,8 @@ impl Opts {
             );
         }
         let per_cpu = crate::policy::BOUND_REF_TASKS_PER_CPU;
-        let bound_ms = crate::policy::starve_bound_us(self.starve_ms, self.slice_us, 0, per_cpu, 1) / 1000;
+        let bound_ms =
+            crate::policy::starve_bound_us(self.starve_ms, self.slice_us, 0, per_cpu, 1) / 1000;
         let watchdog_ms = crate::bpf_intf::soryu_consts_SORYU_TIMEOUT_MS as u64;
         if bound_ms > watchdog_ms / 2 {
             bail!(

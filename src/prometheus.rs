@@ -437,7 +437,6 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
         }
     }
 
-
     // (each family only with its sample: a figure the interval cannot
     // define is left out, family and all)
     if m.queued_max_us.is_finite() {
@@ -446,7 +445,11 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
             "gauge",
             "Longest time any task sat queued before it ran in the last interval, exact.",
         );
-        o.sample("scx_soryu_queued_wait_max_seconds", &[], &value(m.queued_max_us / 1e6));
+        o.sample(
+            "scx_soryu_queued_wait_max_seconds",
+            &[],
+            &value(m.queued_max_us / 1e6),
+        );
     }
     if m.starve_bound_us.is_finite() {
         o.family(
@@ -454,7 +457,11 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
             "gauge",
             "The starvation bound for one starving task per CPU (docs/design.md): queued_wait_max stays below it unless more tasks starve at once or a higher class holds the CPUs.",
         );
-        o.sample("scx_soryu_starve_bound_seconds", &[], &value(m.starve_bound_us / 1e6));
+        o.sample(
+            "scx_soryu_starve_bound_seconds",
+            &[],
+            &value(m.starve_bound_us / 1e6),
+        );
     }
 
     if info.hist {

@@ -388,10 +388,14 @@ pub struct Metrics {
         desc = "Preemption kicks whose victim had switched to another level before the kick landed"
     )]
     pub stale_kicks: u64,
-    #[stat(desc = "Longest time any task waited queued before it ran (us); null if none ran from a queue")]
+    #[stat(
+        desc = "Longest time any task waited queued before it ran (us); null if none ran from a queue"
+    )]
     #[serde(default = "nan", deserialize_with = "nullable")]
     pub queued_max_us: f64,
-    #[stat(desc = "The starvation bound for one starving task per CPU (us), docs/design.md; null if unknown")]
+    #[stat(
+        desc = "The starvation bound for one starving task per CPU (us), docs/design.md; null if unknown"
+    )]
     #[serde(default = "nan", deserialize_with = "nullable")]
     pub starve_bound_us: f64,
     #[stat(desc = "Tasks on a run queue at the end of the interval")]

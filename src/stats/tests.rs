@@ -188,3 +188,20 @@ fn a_closed_client_is_dropped_from_the_folds() {
     hub.fold([1, 2, 3]);
     assert!(lock(&hub.subs).is_empty());
 }
+
+#[test]
+fn the_longest_queued_wait_is_its_own_figure() {
+    let (a, b) = (zero_cpu(), zero_cpu());
+    let (prev, cur) = (
+        Snapshot::from_percpu(&[a], 0),
+        Snapshot::from_percpu(&[b], 0),
+    );
+    // no task ran from a queue: unknown, not 0
+    let none = Interval::between(&prev, &cur, [0, 0, 0], 250);
+    assert!(none.metrics.queued_max_us.is_nan());
+    // the queued slot, not a class's, in us
+    let some = Interval::between(&prev, &cur, [1_000, 2_000, 150_000_000], 250);
+    assert_eq!(some.metrics.queued_max_us, 150_000.0);
+    // and the classes keep their own: no wakeup was recorded
+    assert!(some.metrics.int_max_us.is_nan() && some.metrics.oth_max_us.is_nan());
+}
