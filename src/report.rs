@@ -115,9 +115,9 @@ pub fn format_text(index: u64, m: &Metrics) -> String {
         m.preempt_attempts, m.preempt_idle, m.preempt_kicks, m.preempt_none, pct(m.preempt_none_pct, 1),
         pct(m.boost_floor_pct, 1), pct(m.boost_between_pct, 1), pct(m.boost_ceiling_pct, 1)
     );
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "        health insert_fail {} | bitmap clear {} repair {} | stale kicks {} | enqueue {} direct {} | running {} | {} dispatch calls\n",
+        "        health insert_fail {} | bitmap clear {} repair {} | stale kicks {} | enqueue {} direct {} | running {} | {} dispatch calls",
         m.insert_fail, m.bitmap_clear, m.bitmap_repair, m.stale_kicks, m.enqueue, m.direct, m.tasks_running, calls
     );
     let _ = write!(
