@@ -282,9 +282,13 @@ cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(levels deep pinned cpuset rt edges)
 for w in "${cases[@]}"; do
   if [ "$w" = edges ]; then
-    STARVE_MS=2 run_case levels_starve2 default --starve-ms 2
-    STARVE_MS=2000 run_case levels_starve2000 default --starve-ms 2000
-    SLICE_US=99999 run_case levels_slice100ms default --slice-us 99999
+    for set in default all-on; do
+      knobs=()
+      [ "$set" = default ] || knobs=("${ALL_ON[@]}")
+      STARVE_MS=2 run_case levels_starve2 "$set" --starve-ms 2 "${knobs[@]}"
+      STARVE_MS=2000 run_case levels_starve2000 "$set" --starve-ms 2000 "${knobs[@]}"
+      SLICE_US=99999 run_case levels_slice100ms "$set" --slice-us 99999 "${knobs[@]}"
+    done
     continue
   fi
   run_case "$w" default
