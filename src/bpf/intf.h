@@ -34,7 +34,8 @@ enum soryu_consts {
 	SORYU_NR_NORMAL_LEVELS = 32,
 	SORYU_NR_LEVELS = SORYU_LVL_FIRST_NORMAL + SORYU_NR_NORMAL_LEVELS, /* 33 */
 	SORYU_LVL_WORST = SORYU_NR_LEVELS - 1,
-	/* cpu_level[] of a CPU that has not run a soryu task yet. */
+	/* cpu_ctx.level of a CPU that has not run a soryu task yet, or that found
+	 * nothing to run (a preemption target while it goes idle). */
 	SORYU_LVL_NONE = SORYU_NR_LEVELS,
 
 	/*

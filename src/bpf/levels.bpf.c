@@ -2,7 +2,8 @@
 /*
  * scx_soryu: the level DSQs and lvl_bitmap: advertising a level,
  * probing it, walking the advertised levels best first, and the
- * --clear-bitmap repair sweep. The race argument for clearing is at
+ * --clear-bitmap safety nets (the count sweep of an empty dispatch, the
+ * repair timer). The race argument for clearing is at
  * probe_level().
  * Included by main.bpf.c, after its globals and maps.
  */
@@ -52,10 +53,11 @@ static void note_served(u32 lvl, u64 now)
  * What no barrier here can close: ops.enqueue() sets (or sees) the bit
  * *before* the kernel puts the task on the DSQ (scx_bpf_dsq_insert() from
  * ops.enqueue() only records the target). A clear that falls between the
- * two leaves a queued task behind a clear bit. Two mechanisms bound how long
- * it waits: the repair timer (every SORYU_REPAIR_PERIOD_NS it sets the bit
- * of every non-empty level and wakes an idle CPU) and the anti-starvation
- * pass, which reads DSQ counts without consulting the bitmap.
+ * two leaves a queued task behind a clear bit. Three mechanisms bound how
+ * long it waits: a dispatch that found nothing reads the counts before it
+ * gives up (sweep_levels()), the repair timer (every SORYU_REPAIR_PERIOD_NS
+ * it sets the bit of every non-empty level and finds the level's first task
+ * a CPU), and the anti-starvation pass, which never consults the bitmap.
  */
 static bool probe_level(u32 lvl, struct soryu_stats *st)
 {

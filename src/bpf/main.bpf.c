@@ -7,7 +7,7 @@
  * improves the boost, using up slices worsens it. Lower levels run first,
  * strictly; inside a level, FIFO (or vtime with --vtime). The one-word
  * lvl_bitmap says which levels may hold tasks, so dispatch only probes
- * those. A level not served for --starve-ms is served ahead of everything,
+ * those. A task queued for --starve-ms is served ahead of everything,
  * which BMQ itself never does. A queued task that outranks the level running
  * on some CPU kicks that CPU.
  *
