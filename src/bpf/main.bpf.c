@@ -406,10 +406,10 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 		return;
 
 	tctx->exec_base = p->se.sum_exec_runtime;
-	if (tctx->queued_at && st) {
-		/* the figure the starvation bound is about: every task, every wait */
-		note_wait(st, SORYU_WAIT_QUEUED, scx_bpf_now() - tctx->queued_at);
-	}
+	now = scx_bpf_now();
+	/* the figure the starvation bound is about: every task, every wait */
+	if (tctx->queued_at && st)
+		note_wait(st, SORYU_WAIT_QUEUED, now - tctx->queued_at);
 	tctx->queued_at = 0;
 	refresh_cgroup_nice(p, tctx);	/* a task placed on an idle CPU skips enqueue */
 	lvl = task_level(p, tctx);
@@ -443,7 +443,6 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 
 	if (!tctx->wake_at)
 		return;
-	now = scx_bpf_now();
 	wait = now - tctx->wake_at;
 	tctx->wake_at = 0;
 	class = tctx->wake_class;

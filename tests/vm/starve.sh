@@ -58,14 +58,20 @@ SLICE_US=1000
 # k = K and n = N; @CPU pins it, %CGROUP starts it inside that cgroup.
 PROBES=()
 HOGS=()
+# placed @CPU | %CGROUP | "": sets the caller's `pre`, the command prefix
+# that pins a task to CPU or starts it inside CGROUP.
+placed() {
+  case $1 in
+    @*) pre=(taskset -c "${1#@}") ;;
+    %*) pre=(sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG/${1#%}") ;;
+  esac
+}
 probe() {
-  local label=$1 k=$2 n=$3 pre=()
+  local label=$1 k=$2 n=$3 pre=() args=()
   shift 3
-  local args=()
   while [ $# -gt 0 ]; do
     case $1 in
-      @*) pre=(taskset -c "${1#@}") ;;
-      %*) pre=(sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG/${1#%}") ;;
+      [@%]*) placed "$1" ;;
       *) args+=("$1") ;;
     esac
     shift
@@ -83,10 +89,7 @@ HOG_SPECS=()
 hogs() { HOG_SPECS+=("$*"); }
 hogs_start() {
   local name=$1 nice=$2 count=$3 pre=()
-  case ${4:-} in
-    @*) pre=(taskset -c "${4#@}") ;;
-    %*) pre=(sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG/${4#%}") ;;
-  esac
+  placed "${4:-}"
   "${pre[@]}" nice -n "$nice" stress-ng --cpu "$count" --timeout "$((secs + 60))s" --temp-path "$SORYU_OUT" \
     --metrics-brief >"$SORYU_OUT/$CASE.$name.log" 2>&1 &
   HOGS+=("$!:$name")
