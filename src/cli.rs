@@ -30,6 +30,13 @@ pub struct Opts {
     #[arg(long, default_value_t = 100, value_name = "MS")]
     pub starve_ms: u64,
 
+    /// A task that started running less than this many microseconds ago is
+    /// preempted only once it has run that long (0: at once); at most the
+    /// slice [default: half the slice]. Lets message passing batch; see
+    /// docs/performance.md.
+    #[arg(long, value_name = "US")]
+    pub wakeup_gran_us: Option<u64>,
+
     /// Clear a level's bit when dispatch finds it empty (default off: measured
     /// to cost interactive latency, see docs/knob-clear-bitmap.md).
     #[arg(long, default_value_t = false, num_args = 0..=1, default_missing_value = "true",
@@ -167,6 +174,25 @@ pub fn max_starve_ms() -> u64 {
 }
 
 impl Opts {
+    /// The scheduling knobs of this run, named as the report's header and
+    /// the Prometheus info metric name them: one list for both.
+    pub fn knobs(&self) -> Vec<(&'static str, serde_json::Value)> {
+        vec![
+            ("clear_bitmap", self.clear_bitmap.into()),
+            ("boost_on_wake", self.boost_on_wake.into()),
+            ("vtime", self.vtime.into()),
+            ("cgroup_weight", self.cgroup_weight.into()),
+            ("slice_us", self.slice_us.into()),
+            ("starve_ms", self.starve_ms.into()),
+            ("wakeup_gran_us", self.wakeup_gran_us().into()),
+        ]
+    }
+
+    /// The wakeup granularity in effect: as given, else half the slice.
+    pub fn wakeup_gran_us(&self) -> u64 {
+        self.wakeup_gran_us.unwrap_or(self.slice_us / 2)
+    }
+
     /// Reject values and combinations the scheduler cannot honour. Each
     /// error is one line: what is wrong and what to do instead.
     pub fn validate(&self) -> Result<()> {
@@ -176,6 +202,13 @@ impl Opts {
         if self.slice_us > MAX_SLICE_US {
             bail!(
                 "--slice-us {} is above the limit of {MAX_SLICE_US} (one second); use a shorter slice",
+                self.slice_us
+            );
+        }
+        if self.wakeup_gran_us() > self.slice_us {
+            bail!(
+                "--wakeup-gran-us {} is longer than the slice ({} us): no task runs longer than its slice before others get a turn; use at most the slice",
+                self.wakeup_gran_us(),
                 self.slice_us
             );
         }
@@ -316,6 +349,9 @@ mod tests {
         let o = parse(&[]).unwrap();
         assert_eq!(o.slice_us, 1000);
         assert_eq!(o.starve_ms, 100);
+        assert_eq!(o.wakeup_gran_us(), 500);
+        assert_eq!(parse(&["--slice-us", "3000"]).unwrap().wakeup_gran_us(), 1500);
+        assert_eq!(parse(&["--wakeup-gran-us", "0"]).unwrap().wakeup_gran_us(), 0);
         assert!(!o.clear_bitmap && !o.boost_on_wake && !o.vtime);
         assert_eq!(o.report_sec, 10);
     }
@@ -358,6 +394,9 @@ mod tests {
             &["--prometheus", ""],
             &["--prometheus", "auto", "--monitor", "1"],
             &["--run-id", ""],
+            &["--wakeup-gran-us", "1001"],
+            &["--wakeup-gran-us", "-1"],
+            &["--wakeup-gran-us", "3000", "--slice-us", "2000"],
             // the starvation bound at 32 starving tasks per CPU passes
             // half the watchdog
             &["--slice-us", "200000"],
@@ -375,6 +414,7 @@ mod tests {
         parse(&["--slice-us", "1", "--starve-ms", "1"]).unwrap();
         parse(&["--slice-us", "50000", "--starve-ms", "1001"]).unwrap();
         parse(&["--slice-us", "99999"]).unwrap();
+        parse(&["--wakeup-gran-us", "1000"]).unwrap();
         parse(&["--starve-ms", &max_starve_ms().to_string()]).unwrap();
         parse(&["--report-sec", "0"]).unwrap();
         parse(&["--prometheus", "auto", "--run-id", "bench-a_1:x"]).unwrap();

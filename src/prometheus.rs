@@ -96,13 +96,11 @@ impl RunInfo {
             run_id: run_id.to_string(),
             version: crate::report::version(),
             kernel: crate::report::kernel_release(),
-            knobs: vec![
-                ("clear_bitmap".into(), opts.clear_bitmap.to_string()),
-                ("boost_on_wake".into(), opts.boost_on_wake.to_string()),
-                ("vtime".into(), opts.vtime.to_string()),
-                ("slice_us".into(), opts.slice_us.to_string()),
-                ("starve_ms".into(), opts.starve_ms.to_string()),
-            ],
+            knobs: opts
+                .knobs()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             hist: !opts.no_hist,
             start_time_s: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -382,11 +380,12 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
     o.family(
         "scx_soryu_preempt_attempts_total",
         "counter",
-        "Preemption attempts (try_preempt calls), by result: woke an idle CPU (idle), kicked a CPU running a worse level (kick), found no CPU (none).",
+        "Preemption attempts (try_preempt calls), by result: woke an idle CPU (idle), kicked a CPU running a worse level (kick), left that kick to a timer for the wakeup granularity (deferred), found no CPU (none).",
     );
     for (result, name) in [
         ("idle", "preempt_idle"),
         ("kick", "preempt_kicks"),
+        ("deferred", "preempt_deferred"),
         ("none", "preempt_none"),
     ] {
         o.sample(
@@ -395,6 +394,11 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
             &t.count(name).to_string(),
         );
     }
+    o.counter(
+        "scx_soryu_preempt_scans_total",
+        "Preemption attempts that read every CPU's level: no idle CPU, and the task's last CPU ran no worse level.",
+        t.count("preempt_scans"),
+    );
     o.counter(
         "scx_soryu_insert_failures_total",
         "DSQ inserts the kernel refused; must stay 0.",
@@ -781,7 +785,8 @@ pub fn synthetic_intervals(n: usize) -> Vec<Interval> {
             st.cnt[c(soryu_counter_SORYU_CNT_STARVE_SERVE)] += k % 2;
             st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_ATTEMPT)] += enq;
             st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_IDLE)] += enq / 3;
-            st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_KICK)] += enq / 2;
+            st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_KICK)] += enq / 4;
+            st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_DEFER)] += enq / 2 - enq / 4;
             st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_NONE)] += enq - enq / 3 - enq / 2;
             st.cnt[c(soryu_counter_SORYU_CNT_STALE_KICK)] += k % 3;
             for _ in 0..enq {

@@ -19,7 +19,9 @@ use crate::stats::{BpfCost, Hists, Interval};
 /// empty class, exit records. 3: `stale_kicks` (kicks that acted on a
 /// stale level) replaces `level_mismatch`, 0 by construction. 4:
 /// `queued_max_us` (longest wait of any queued task) and `starve_bound_us`.
-pub const FORMAT: u32 = 4;
+/// 5: `preempt_deferred` (kicks left to the wakeup granularity's timer),
+/// `preempt_scans` and the `wakeup_gran_us` knob.
+pub const FORMAT: u32 = 5;
 
 /// One line of a --report-json file.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -111,8 +111,8 @@ pub fn format_text(index: u64, m: &Metrics) -> String {
     }
     let _ = writeln!(
         s,
-        "        preempt attempts {} idle {} kick {} none {} ({}) | boost floor {} between {} ceiling {}",
-        m.preempt_attempts, m.preempt_idle, m.preempt_kicks, m.preempt_none, pct(m.preempt_none_pct, 1),
+        "        preempt attempts {} idle {} kick {} deferred {} none {} ({}) scans {} | boost floor {} between {} ceiling {}",
+        m.preempt_attempts, m.preempt_idle, m.preempt_kicks, m.preempt_deferred, m.preempt_none, pct(m.preempt_none_pct, 1), m.preempt_scans,
         pct(m.boost_floor_pct, 1), pct(m.boost_between_pct, 1), pct(m.boost_ceiling_pct, 1)
     );
     let _ = writeln!(
@@ -155,7 +155,6 @@ pub fn lat_bucket_bounds() -> Vec<u64> {
 
 /// The header of a run: what produced the records that follow.
 pub fn header_record(opts: &Opts, kernel_hz: u32, run_id: &str) -> Header {
-    use serde_json::Value;
     Header {
         scheduler: "scx_soryu".into(),
         format: Some(record::FORMAT),
@@ -164,17 +163,11 @@ pub fn header_record(opts: &Opts, kernel_hz: u32, run_id: &str) -> Header {
         kernel: Some(kernel_release()),
         kernel_hz: Some(kernel_hz),
         nr_cpus: Some(libbpf_rs::num_possible_cpus().unwrap_or(0) as u64),
-        knobs: [
-            ("clear_bitmap", Value::from(opts.clear_bitmap)),
-            ("boost_on_wake", Value::from(opts.boost_on_wake)),
-            ("vtime", Value::from(opts.vtime)),
-            ("cgroup_weight", Value::from(opts.cgroup_weight)),
-            ("slice_us", Value::from(opts.slice_us)),
-            ("starve_ms", Value::from(opts.starve_ms)),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect(),
+        knobs: opts
+            .knobs()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
         hist: Some(!opts.no_hist),
         report_sec: Some(opts.report_sec as f64),
         percentile_convention: Some("bucket lower bound".into()),

@@ -125,6 +125,7 @@ impl<'a> Scheduler<'a> {
             .context("BPF object has no rodata")?;
         rodata.slice_ns = opts.slice_us * 1000;
         rodata.starve_ns = opts.starve_ms * 1_000_000;
+        rodata.wakeup_gran_ns = opts.wakeup_gran_us() * 1000;
         rodata.clear_bitmap = opts.clear_bitmap;
         rodata.boost_on_wake = opts.boost_on_wake;
         rodata.vtime_on = opts.vtime;
@@ -161,10 +162,11 @@ impl<'a> Scheduler<'a> {
             .context("cannot start the scx_stats server")?;
 
         info!(
-            "scx_soryu {} attached: slice {} us, starve {} ms, clear_bitmap={} boost_on_wake={} vtime={} cgroup_weight={}",
+            "scx_soryu {} attached: slice {} us, starve {} ms, wakeup granularity {} us, clear_bitmap={} boost_on_wake={} vtime={} cgroup_weight={}",
             report::version(),
             opts.slice_us,
             opts.starve_ms,
+            opts.wakeup_gran_us(),
             opts.clear_bitmap,
             opts.boost_on_wake,
             opts.vtime,

@@ -375,6 +375,12 @@ pub struct Metrics {
     pub preempt_kicks: u64,
     #[stat(desc = "Attempts that found no CPU to take the task")]
     pub preempt_none: u64,
+    #[stat(desc = "Attempts whose kick a timer sends when the victim has run --wakeup-gran-us")]
+    #[serde(default)]
+    pub preempt_deferred: u64,
+    #[stat(desc = "Attempts that read every CPU's level (no idle CPU, the last CPU no victim)")]
+    #[serde(default)]
+    pub preempt_scans: u64,
     #[stat(desc = "preempt_none as a percentage of attempts; null without attempts")]
     #[serde(deserialize_with = "nullable")]
     pub preempt_none_pct: f64,
@@ -468,7 +474,7 @@ impl Metrics {
     /// between intervals only per second of interval (compare divides them
     /// by duration_s). Every other integer figure is a state
     /// (tasks_running), not a sum over time.
-    pub const COUNTS: [&'static str; 18] = [
+    pub const COUNTS: [&'static str; 20] = [
         "wakeups",
         "enqueue",
         "direct",
@@ -481,6 +487,8 @@ impl Metrics {
         "preempt_idle",
         "preempt_kicks",
         "preempt_none",
+        "preempt_deferred",
+        "preempt_scans",
         "insert_fail",
         "bitmap_clear",
         "bitmap_repair",
@@ -580,6 +588,8 @@ impl Interval {
             preempt_idle: c(soryu_counter_SORYU_CNT_PREEMPT_IDLE),
             preempt_kicks: c(soryu_counter_SORYU_CNT_PREEMPT_KICK),
             preempt_none: c(soryu_counter_SORYU_CNT_PREEMPT_NONE),
+            preempt_deferred: c(soryu_counter_SORYU_CNT_PREEMPT_DEFER),
+            preempt_scans: c(soryu_counter_SORYU_CNT_PREEMPT_SCAN),
             preempt_none_pct: pct(c(soryu_counter_SORYU_CNT_PREEMPT_NONE), attempts),
             insert_fail: c(soryu_counter_SORYU_CNT_INSERT_FAIL),
             bitmap_clear: c(soryu_counter_SORYU_CNT_BITMAP_CLEAR),

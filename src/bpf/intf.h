@@ -89,6 +89,12 @@ enum soryu_consts {
 	 */
 	SORYU_REPAIR_PERIOD_NS = 4 * 1000 * 1000,
 
+	/*
+	 * CPUs that get a deferred-kick timer (--wakeup-gran-us). A CPU with a
+	 * higher id is kicked at once, as with --wakeup-gran-us 0.
+	 */
+	SORYU_MAX_CPUS = 1024,
+
 	/* Kernel watchdog: a task runnable this long without running ejects us. */
 	SORYU_TIMEOUT_MS = 10000,
 };
@@ -107,6 +113,8 @@ enum soryu_counter {
 	SORYU_CNT_PREEMPT_IDLE,		/* ... that woke an idle CPU */
 	SORYU_CNT_PREEMPT_KICK,		/* ... that preempted a CPU on a worse level */
 	SORYU_CNT_PREEMPT_NONE,		/* ... that found no CPU to take the task */
+	SORYU_CNT_PREEMPT_DEFER,	/* ... whose kick waited for the wakeup granularity */
+	SORYU_CNT_PREEMPT_SCAN,		/* ... that read every CPU's level (not idle, last CPU no victim) */
 	SORYU_CNT_INSERT_FAIL,		/* DSQ inserts the kernel refused: must stay 0 */
 	SORYU_CNT_BITMAP_CLEAR,		/* level bits cleared (--clear-bitmap) */
 	SORYU_CNT_BITMAP_REPAIR,	/* bits the repair sweep had to set again */

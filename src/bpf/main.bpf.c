@@ -30,6 +30,8 @@ UEI_DEFINE(uei);
 /* Knobs, written by the daemon before load and read-only after. */
 const volatile u64 slice_ns = 1000ULL * 1000;
 const volatile u64 starve_ns = 100ULL * 1000 * 1000;
+/* --wakeup-gran-us: how long a task runs before a wakeup may preempt it. */
+const volatile u64 wakeup_gran_ns;
 const volatile bool clear_bitmap;
 const volatile bool boost_on_wake;
 const volatile bool vtime_on;
@@ -97,9 +99,18 @@ struct {
 	__type(value, struct soryu_task_ctx);
 } task_ctxs SEC(".maps");
 
-/* Per-CPU state: the level this CPU is running, which other CPUs read. */
+/*
+ * Per-CPU state: the level this CPU is running and when its task started,
+ * which other CPUs read to choose a preemption victim (preempt.bpf.c).
+ */
 struct cpu_ctx {
 	u32 level;
+	/*
+	 * 1 + the best level a kick promised this CPU to (0: none). Written by
+	 * kicking CPUs, cleared here by ops.dispatch and ops.running.
+	 */
+	u32 claim1;
+	u64 started_at;
 	/*
 	 * 1 + the level a preemption kick aimed at this CPU believed it ran
 	 * (0: no kick outstanding). Written by the kicking CPU, read and
@@ -135,6 +146,22 @@ struct {
 	__type(key, u32);
 	__type(value, struct repair_timer);
 } repair_timers SEC(".maps");
+
+/*
+ * One timer per CPU for kicks deferred by the wakeup granularity; lvl1 is
+ * 1 + the best level waiting for the kick (0: none).
+ */
+struct kick_timer {
+	struct bpf_timer timer;
+	u32 lvl1;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SORYU_MAX_CPUS);
+	__type(key, u32);
+	__type(value, struct kick_timer);
+} kick_timers SEC(".maps");
 
 static struct soryu_task_ctx *lookup_task_ctx(const struct task_struct *p)
 {
@@ -342,6 +369,9 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 	if (!st)
 		return;	/* never: a per-CPU array always has entry 0 */
 	probes_before = st->cnt[SORYU_CNT_PROBES];
+	/* whatever a kick promised, this call takes the best queued level */
+	if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)) && cctx->claim1)
+		WRITE_ONCE(cctx->claim1, 0);
 	if (inject_error_ns && now - loaded_at > inject_error_ns) {
 		scx_bpf_error("soryu: error injected by --inject-error-ms");
 		return;
@@ -415,6 +445,9 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 	lvl = task_level(p, tctx);
 	if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero))) {
 		cctx->level = lvl;
+		cctx->started_at = now;
+		if (cctx->claim1)
+			WRITE_ONCE(cctx->claim1, 0);
 		/*
 		 * A starvation serve: a whole slice, unpreemptible. A task that
 		 * already holds a grant (resumed after a higher class took the
@@ -535,6 +568,25 @@ void BPF_STRUCT_OPS(soryu_enable, struct task_struct *p)
 	p->scx.dsq_vtime = READ_ONCE(vtime_now);
 }
 
+/* One deferred-kick timer per CPU, when --wakeup-gran-us is not 0. */
+static s32 init_kick_timers(void)
+{
+	struct kick_timer *kt;
+	u32 cpu;
+
+	if (!wakeup_gran_ns)
+		return 0;
+	bpf_for(cpu, 0, scx_bpf_nr_cpu_ids()) {
+		if (cpu >= SORYU_MAX_CPUS)
+			break;
+		if (!(kt = bpf_map_lookup_elem(&kick_timers, &cpu)))
+			return -ENOENT;
+		bpf_timer_init(&kt->timer, &kick_timers, CLOCK_MONOTONIC);
+		bpf_timer_set_callback(&kt->timer, kick_timer_fn);
+	}
+	return 0;
+}
+
 s32 BPF_STRUCT_OPS_SLEEPABLE(soryu_init)
 {
 	struct repair_timer *rt;
@@ -562,6 +614,8 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(soryu_init)
 			*ls = now;
 	}
 
+	if ((ret = init_kick_timers()))
+		return ret;
 	if (!clear_bitmap)
 		return 0;
 	rt = bpf_map_lookup_elem(&repair_timers, &zero);

@@ -1,23 +1,127 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * scx_soryu: preemption. A task queued at a level better than what
- * some CPU runs takes that CPU.
+ * some CPU runs takes that CPU, after the wakeup granularity.
  * Included by main.bpf.c, after its globals and maps.
  */
 
 /*
- * After queueing @p at @lvl, find it a CPU: an idle one, else the one
- * running the worst level that is strictly worse than @lvl (BMQ lets an
- * equal level finish its slice).
+ * The level a preemption target counts as running: its own, or better if
+ * a kick already promised it to a task (cpu_ctx.claim1). A CPU claimed
+ * for level L will run a task of level L or better next, so a second
+ * wakee of level L or worse must look elsewhere: a burst of wakeups
+ * spreads over the CPUs running worse levels instead of all kicking the
+ * same one. The CPU clears its claim when it next dispatches or starts a
+ * task: the promise is then kept, or was for a task another CPU took.
+ */
+static u32 target_level(const struct cpu_ctx *cctx)
+{
+	u32 l = READ_ONCE(cctx->level), c = READ_ONCE(cctx->claim1);
+
+	return c && c - 1 < l ? c - 1 : l;
+}
+
+/*
+ * Lower *@slot, 1 + a level (0: none), to 1 + @lvl if that is better.
+ * Lock-free; a lost race leaves the other writer's level, and the loser
+ * still has the next slice end (claims are hints, see target_level()).
+ */
+static void lower_level1(u32 *slot, u32 lvl)
+{
+	u32 old = READ_ONCE(*slot);
+
+	if (!old || old > lvl + 1)
+		__sync_val_compare_and_swap(slot, old, lvl + 1);
+}
+
+/*
+ * The deferred kick's timer: the CPU's task has now had its wakeup
+ * granularity. Kick it if it still runs a level worse than the best task
+ * that waited for it. Taken with an exchange, so a deferral that comes in
+ * while this runs re-arms the timer for itself.
+ */
+static int kick_timer_fn(void *map, int *key, struct kick_timer *kt)
+{
+	struct cpu_ctx *cctx;
+	u32 zero = 0, want, l;
+	s32 cpu = *key;
+
+	want = __sync_lock_test_and_set(&kt->lvl1, 0);
+	if (!want || !(cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu)))
+		return 0;
+	l = READ_ONCE(cctx->level);
+	if (l > want - 1) {
+		WRITE_ONCE(cctx->kick_level1, l + 1);
+		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	}
+	return 0;
+}
+
+/*
+ * Kick @cpu, which runs a level worse than @lvl, for a task of level
+ * @lvl. Its claim shows the promise to other kickers at once, whether the
+ * kick is sent now or later. The wakeup granularity: a task that started running on it less
+ * than --wakeup-gran-us ago keeps the CPU until then, and the kick is sent
+ * by a timer at that moment. Message passing needs it: a sender that every
+ * woken receiver preempts at once writes one message per context switch
+ * (docs/performance.md). The added wait is at most the granularity. A CPU
+ * going idle (SORYU_LVL_NONE) is kicked at once: it runs nothing to
+ * protect.
+ */
+static void kick_victim(s32 cpu, struct cpu_ctx *vctx, u32 lvl, u32 seen,
+			struct soryu_stats *st)
+{
+	struct kick_timer *kt;
+	u64 ran, now;
+	u32 key = cpu;
+
+	lower_level1(&vctx->claim1, lvl);
+	if (wakeup_gran_ns && seen != SORYU_LVL_NONE &&
+	    (kt = bpf_map_lookup_elem(&kick_timers, &key))) {
+		now = scx_bpf_now();
+		ran = now - READ_ONCE(vctx->started_at);
+		/* a stamp from the future (another CPU's clock) counts as 0 */
+		if ((s64)ran < 0)
+			ran = 0;
+		if (ran < wakeup_gran_ns) {
+			/*
+			 * The level first, then the timer: a callback already
+			 * running has taken the old level and will not see
+			 * this one, but the re-armed timer will. Re-arming
+			 * moves the expiry to this run's end of protection;
+			 * an older expiry was for an earlier run.
+			 */
+			lower_level1(&kt->lvl1, lvl);
+			bpf_timer_start(&kt->timer, wakeup_gran_ns - ran, 0);
+			stat_add(st, SORYU_CNT_PREEMPT_DEFER, 1);
+			return;
+		}
+	}
+	/* before the kick, so that its landing finds the belief */
+	WRITE_ONCE(vctx->kick_level1, seen + 1);
+	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	stat_add(st, SORYU_CNT_PREEMPT_KICK, 1);
+}
+
+/*
+ * After queueing @p at @lvl, find it a CPU: an idle one (its last CPU
+ * first), else its last CPU if that runs a worse level, else the CPU
+ * running the worst level strictly worse than @lvl (BMQ lets an equal
+ * level finish its slice). The last CPU first keeps a woken task where its
+ * cache is, and usually saves the scan of every CPU.
  */
 static void try_preempt(struct task_struct *p, u32 lvl, struct soryu_stats *st)
 {
-	s32 cpu, victim = -1;
-	u32 worst = lvl, zero = 0;
+	s32 cpu, prev = scx_bpf_task_cpu(p), victim = -1;
+	u32 worst = lvl, zero = 0, nr = scx_bpf_nr_cpu_ids(), i, l;
+	struct cpu_ctx *cctx, *vctx = NULL;
 
 	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
 
-	cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	if (bpf_cpumask_test_cpu(prev, p->cpus_ptr) && scx_bpf_test_and_clear_cpu_idle(prev))
+		cpu = prev;
+	else
+		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 	if (cpu >= 0) {
 		/*
 		 * The kick is deferred to an irq_work that runs after the
@@ -28,34 +132,35 @@ static void try_preempt(struct task_struct *p, u32 lvl, struct soryu_stats *st)
 		return;
 	}
 
-	bpf_for(cpu, 0, scx_bpf_nr_cpu_ids()) {
-		struct cpu_ctx *cctx;
-		u32 l;
+	if (bpf_cpumask_test_cpu(prev, p->cpus_ptr) &&
+	    (cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, prev)) &&
+	    (l = target_level(cctx)) > lvl) {
+		kick_victim(prev, cctx, lvl, l, st);
+		return;
+	}
 
+	stat_add(st, SORYU_CNT_PREEMPT_SCAN, 1);
+	/*
+	 * The scan starts after the last CPU, so that equal candidates are
+	 * taken in a different order by tasks last run on different CPUs.
+	 * SORYU_LVL_NONE: never ran a soryu task or going idle, the worst.
+	 */
+	bpf_for(i, 1, nr) {
+		cpu = (prev + i) % nr;
 		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 			continue;
 		cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
-		if (!cctx)
-			continue;
-		l = READ_ONCE(cctx->level);
-		/* SORYU_LVL_NONE: never ran a soryu task, treat as worst */
-		if (l > worst) {
+		if (cctx && (l = target_level(cctx)) > worst) {
 			worst = l;
 			victim = cpu;
+			vctx = cctx;
 		}
 	}
 
-	if (victim >= 0) {
-		struct cpu_ctx *vctx;
-
-		/* before the kick, so that its landing finds the belief */
-		if ((vctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, victim)))
-			WRITE_ONCE(vctx->kick_level1, worst + 1);
-		scx_bpf_kick_cpu(victim, SCX_KICK_PREEMPT);
-		stat_add(st, SORYU_CNT_PREEMPT_KICK, 1);
-	} else {
+	if (vctx)
+		kick_victim(victim, vctx, lvl, worst, st);
+	else
 		stat_add(st, SORYU_CNT_PREEMPT_NONE, 1);
-	}
 }
 
 /*

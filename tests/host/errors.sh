@@ -39,6 +39,7 @@ refuses "slice not a number" "invalid value 'abc'" "$bin" --slice-us abc
 refuses "slice above one second" "above the limit" "$bin" --slice-us 2000000
 refuses "starve threshold below the slice" "must be longer than the slice" "$bin" --starve-ms 1 --slice-us 5000
 refuses "starve threshold near the watchdog" "fifth of the kernel watchdog" "$bin" --starve-ms 100000
+refuses "wakeup granularity past the slice" "longer than the slice" "$bin" --wakeup-gran-us 3000 --slice-us 2000
 refuses "knob with a bad value" "invalid value 'yes'" "$bin" --vtime=yes
 refuses "unknown flag" "unexpected argument '--no-such-flag'" "$bin" --no-such-flag
 refuses "stats interval zero" "positive number of seconds" "$bin" --stats 0
@@ -48,7 +49,7 @@ refuses "json path in a missing directory" "directory /nonexistent/dir does not 
   "$bin" --report-json /nonexistent/dir/r.jsonl
 # Every numeric flag with a wrong type, a negative and a huge value.
 huge=18446744073709551615
-for flag in --slice-us --starve-ms --report-sec --exit-dump-len --inject-error-ms; do
+for flag in --slice-us --starve-ms --wakeup-gran-us --report-sec --exit-dump-len --inject-error-ms; do
   refuses "$flag not a number" "invalid value 'x'" "$bin" "$flag" x
   refuses "$flag negative" "invalid value '-1'" "$bin" "$flag=-1"
   refuses "$flag huge" "invalid value '1${huge}'|above|must be" "$bin" "$flag" "1$huge"

@@ -29,6 +29,17 @@
 #   idle     a waker alone: it is put straight onto an idle CPU
 #            (report: direct > 0), median oversleep < 1 ms above the
 #            SCHED_FIFO reference's.
+#   gran     the wakeup granularity, judged by the kernel's own count of
+#            context switches (/proc/stat ctxt) per message of hackbench
+#            (-g 2 -l 50: 40,000 messages), run twice under the case's
+#            knobs with the default --wakeup-gran-us (half the slice), then
+#            twice again after restarting soryu with --wakeup-gran-us 0.
+#            Without the granularity every message wakes a receiver at the
+#            boost floor that preempts its sender (one level per boost
+#            step better), about 0.4 switches per message here; with it a
+#            sender writes a batch first. Expected: at most a third of the
+#            switches per message, preempt_deferred > 0 with the default
+#            and 0 with --wakeup-gran-us 0.
 #   boost    the boost rules in the loaded program (scx_soryu inspect):
 #            a sleeper at its floor (-12), a hog at its ceiling (+12), a
 #            yield sends a floor task to the ceiling (+12, then -1 for the
@@ -143,6 +154,36 @@ c_preempt() {
   check "soryu kicked CPUs running a worse level" "k > 0" k="$(report_sum preempt_kicks)"
 }
 
+# switches_per_msg: hackbench -g 2 -l 50 twice; the machine's context
+# switches per message (2 groups x 20 senders x 20 receivers x 50 loops).
+switches_per_msg() {
+  local c0 c1
+  c0=$(awk '$1 == "ctxt" { print $2 }' /proc/stat)
+  hackbench -g 2 -l 50 >/dev/null && hackbench -g 2 -l 50 >/dev/null || fail "hackbench failed"
+  c1=$(awk '$1 == "ctxt" { print $2 }' /proc/stat)
+  awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.4f\n", (b - a) / 80000 }'
+}
+
+c_gran() {
+  local g d0 d1 z
+  g=$(switches_per_msg)
+  sleep 3 # a report interval that covers the jobs
+  d0=$(report_sum preempt_deferred)
+  sched_stop
+  sched_wait_disabled
+  if ! { sched_start "${flags[@]}" --wakeup-gran-us 0 && sched_wait_enabled; }; then
+    fail "soryu did not load again with --wakeup-gran-us 0"
+    return 0
+  fi
+  z=$(switches_per_msg)
+  sleep 3
+  d1=$(report_sum preempt_deferred)
+  echo "  gran: context switches per message: $g with the default granularity, $z with --wakeup-gran-us 0"
+  check "the granularity batched messages (switches per message, against none)" "g <= z / 3" g="$g" z="$z"
+  check "kicks waited for the granularity" "d > 0" d="$d0"
+  check "--wakeup-gran-us 0 deferred no kick" "d1 == d0" d0="$d0" d1="$d1"
+}
+
 c_idle() {
   waker_vs_rt 5 6 0
   check "the waker ran at once on an idle CPU (median, over the platform's)" "w - r < 1" \
@@ -157,7 +198,7 @@ loaded_knobs() {
   local id
   for id in $(bpftool -j map show | jq -r '.[] | select(.type == "array" and (.name | endswith(".rodata"))) | .id'); do
     bpftool -j map dump id "$id" 2>/dev/null |
-      jq -r '[.. | objects | to_entries[] | select(.key | IN("slice_ns", "starve_ns", "clear_bitmap", "boost_on_wake", "vtime_on")) | "\(.key)=\(.value)"] | .[]'
+      jq -r '[.. | objects | to_entries[] | select(.key | IN("slice_ns", "starve_ns", "wakeup_gran_ns", "clear_bitmap", "boost_on_wake", "vtime_on")) | "\(.key)=\(.value)"] | .[]'
   done | sort -u
 }
 
@@ -191,7 +232,7 @@ c_boost() {
   pkill -f 'policy_probe.py boost' 2>/dev/null || true
 
   local want k
-  want="boost_on_wake=$2 clear_bitmap=$2 slice_ns=1000000 starve_ns=100000000 vtime_on=$2"
+  want="boost_on_wake=$2 clear_bitmap=$2 slice_ns=1000000 starve_ns=100000000 vtime_on=$2 wakeup_gran_ns=500000"
   k=$(loaded_knobs | tr '\n' ' ')
   [ "${k% }" = "$want" ] || fail "knobs in the loaded program: '${k% }', expected '$want'"
   echo "  knobs in the loaded program: ${k% }"
@@ -204,7 +245,7 @@ c_boost() {
 }
 
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(strict order preempt idle boost)
+[ ${#cases[@]} -gt 0 ] || cases=(strict order preempt idle gran boost)
 echo "policy: $(uname -r), $ncpu CPUs: ${cases[*]}"
 for c in "${cases[@]}"; do
   for knobs in default all-on; do
