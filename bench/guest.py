@@ -62,12 +62,15 @@ SORYU_CONFIGS = {
     # starving levels served a tenth as often: what an active starvation
     # probe costs (docs/knob-clear-bitmap.md, the open question)
     "soryu-starve-1000": ["--starve-ms", "1000"],
+    # preemption kicks sent at once, as before the wakeup granularity
+    "soryu-gran-0": ["--wakeup-gran-us", "0"],
 }
 # workload -> (what it is, the tools it needs besides cyclictest)
 WORKLOADS = {
     "saturate": ("a CPU hog per CPU; the figure is the probe's latency", ["stress-ng"]),
     "forkexec": ("stress-ng fork and exec; + their ops/s", ["stress-ng", "setpriv"]),
     "hackbench": ("hackbench message passing; + mean job time", ["hackbench"]),
+    "hackbench-threads": ("hackbench with threads over pipes; + mean job time", ["hackbench"]),
     "messaging": ("perf bench sched messaging; + mean job time", ["perf"]),
     "pipe": ("perf bench sched pipe, a ping-pong; + mean round trip", ["perf"]),
     "compile": ("make -j of a real C project (Lua 5.4, bench/source.sh), looped; + mean build time",
@@ -76,6 +79,7 @@ WORKLOADS = {
 PACKAGE = {"make": "make", "cc": "gcc", "setpriv": "util-linux", "cyclictest": "rt-tests", "hackbench": "rt-tests", "stress-ng": "stress-ng", "perf": "linux-perf"}
 # Job sizes of the looped workloads: each job is timed by the tool itself.
 HACKBENCH = ["hackbench", "-g", "4", "-l", "100"]
+HACKBENCH_THREADS = HACKBENCH + ["--threads", "--pipe"]
 MESSAGING = ["perf", "bench", "--format", "simple", "sched", "messaging", "-g", "4", "-l", "100"]
 PIPE_LOOPS = 20000
 PIPE = ["perf", "bench", "--format", "simple", "sched", "pipe", "-l", str(PIPE_LOOPS)]
@@ -397,6 +401,8 @@ def throughput_cmd(workload, secs):
                          "--temp-path", "/tmp", "--metrics-brief"]
     if workload == "hackbench":
         return loop(HACKBENCH, secs)
+    if workload == "hackbench-threads":
+        return loop(HACKBENCH_THREADS, secs)
     if workload == "messaging":
         return loop(MESSAGING, secs)
     if workload == "pipe":
@@ -428,7 +434,7 @@ def parse_throughput(workload, out):
             if len(f) >= 9 and f[1] == "metrc:" and f[3] in ("fork", "exec"):
                 ops[f[3]] = float(f[8])
         return {f"ext_{k}_ops_per_s": v for k, v in ops.items()}
-    if workload == "hackbench":
+    if workload in ("hackbench", "hackbench-threads"):
         m = mean([float(l.split()[1]) for l in out.splitlines() if l.startswith("Time:")])
         return {"ext_hackbench_s": m} if m is not None else {}
     if workload == "messaging":

@@ -17,6 +17,7 @@
 #                         interactive probe, cyclictest)  [default]
 #              forkexec  (stress-ng fork+exec; + stress-ng ops/s)
 #              hackbench (message passing; + mean hackbench time)
+#              hackbench-threads (the same with threads over pipes)
 #              messaging (perf bench sched messaging; + mean time)
 #              pipe      (perf bench sched pipe; + mean round trip)
 #              compile   (make -j of Lua 5.4, bench/source.sh; + mean build
@@ -24,7 +25,8 @@
 #   CONFIG     eevdf (no sched_ext scheduler: the kernel's default),
 #              soryu, soryu-clear-bitmap, soryu-boost-on-wake, soryu-vtime,
 #              soryu-starve-1000 (--starve-ms 1000: a quieter starvation
-#              probe), or a peer: bpfland, lavd (bench/peers.sh, pinned)
+#              probe), soryu-gran-0 (--wakeup-gran-us 0: kicks at once),
+#              or a peer: bpfland, lavd (bench/peers.sh, pinned)
 #   -r 2 rounds, -n 8 intervals per run, -s 5 seconds per interval.
 #   -o DIR     results here (default target/bench/[host-]<workload>-<time>)
 #
@@ -37,7 +39,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 export PATH="$PATH:${HOME:-/root}/.cargo/bin"
 
-usage() { sed -n '8,30s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '8,32s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 host=0 args=()
 for a in "$@"; do
   if [ "$a" = --host ]; then host=1; else args+=("$a"); fi
