@@ -350,8 +350,14 @@ mod tests {
         assert_eq!(o.slice_us, 1000);
         assert_eq!(o.starve_ms, 100);
         assert_eq!(o.wakeup_gran_us(), 500);
-        assert_eq!(parse(&["--slice-us", "3000"]).unwrap().wakeup_gran_us(), 1500);
-        assert_eq!(parse(&["--wakeup-gran-us", "0"]).unwrap().wakeup_gran_us(), 0);
+        assert_eq!(
+            parse(&["--slice-us", "3000"]).unwrap().wakeup_gran_us(),
+            1500
+        );
+        assert_eq!(
+            parse(&["--wakeup-gran-us", "0"]).unwrap().wakeup_gran_us(),
+            0
+        );
         assert!(!o.clear_bitmap && !o.boost_on_wake && !o.vtime);
         assert_eq!(o.report_sec, 10);
     }

@@ -155,18 +155,23 @@ c_preempt() {
 }
 
 # switches_per_msg: hackbench -g 2 -l 50 twice; the machine's context
-# switches per message (2 groups x 20 senders x 20 receivers x 50 loops).
+# switches per message (2 groups x 20 senders x 20 receivers x 50 loops)
+# in SPM. A failed hackbench fails the case.
+SPM=
 switches_per_msg() {
   local c0 c1
   c0=$(awk '$1 == "ctxt" { print $2 }' /proc/stat)
-  hackbench -g 2 -l 50 >/dev/null && hackbench -g 2 -l 50 >/dev/null || fail "hackbench failed"
+  if ! { hackbench -g 2 -l 50 >/dev/null && hackbench -g 2 -l 50 >/dev/null; }; then
+    fail "hackbench failed"
+  fi
   c1=$(awk '$1 == "ctxt" { print $2 }' /proc/stat)
-  awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.4f\n", (b - a) / 80000 }'
+  SPM=$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.4f\n", (b - a) / 80000 }')
 }
 
 c_gran() {
   local g d0 d1 z
-  g=$(switches_per_msg)
+  switches_per_msg
+  g=$SPM
   sleep 3 # a report interval that covers the jobs
   d0=$(report_sum preempt_deferred)
   sched_stop
@@ -175,7 +180,8 @@ c_gran() {
     fail "soryu did not load again with --wakeup-gran-us 0"
     return 0
   fi
-  z=$(switches_per_msg)
+  switches_per_msg
+  z=$SPM
   sleep 3
   d1=$(report_sum preempt_deferred)
   echo "  gran: context switches per message: $g with the default granularity, $z with --wakeup-gran-us 0"

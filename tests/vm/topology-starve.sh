@@ -11,4 +11,10 @@
 # The 8 virtual CPUs share the host's cores: this is about correctness.
 set -euo pipefail
 [ $# -gt 0 ] || set -- levels pinned
+# Eight virtual CPUs on the host's two cores: a sleeper's lateness under
+# the default scheduler measured 82 and 117 ms here, above starve.sh's
+# 2-CPU cap of 60 ms. The cap only says when a run is too noisy to judge;
+# 250 ms keeps the bound (about 240 ms plus that lateness) far below what a
+# starving task waits without the guarantee (the kernel's 10 s watchdog).
+export SORYU_LATE_CAP_MS=${SORYU_LATE_CAP_MS:-250}
 exec bash "$(dirname "${BASH_SOURCE[0]}")/starve.sh" "$@"
