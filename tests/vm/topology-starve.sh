@@ -6,11 +6,17 @@
 # platform's lateness is measured in this boot, so the wider emulated
 # machine's own delays are part of the bound, not of soryu's share.
 #
-#   vm/run.sh tests/vm/topology-starve.sh [CASE...]   (default: levels pinned)
+#   vm/run.sh tests/vm/topology-starve.sh [CASE...]   (default: pinned)
 #
 # The 8 virtual CPUs share the host's cores: this is about correctness.
+# Only the pinned case by default: the task pinned to one CPU of eight,
+# which only the per-task rule serves. The levels case is too noisy on
+# this emulated shape: its SCHED_IDLE probe measured 296 and 332 ms against
+# a bound of 323 ms (95 ms of it lateness), while soryu's own longest
+# queued wait in the same intervals was 128 ms: a probe's gap spanned two
+# waits, each stretched by the host descheduling virtual CPUs.
 set -euo pipefail
-[ $# -gt 0 ] || set -- levels pinned
+[ $# -gt 0 ] || set -- pinned
 # Eight virtual CPUs on the host's two cores: a sleeper's lateness under
 # the default scheduler measured 82 and 117 ms here, above starve.sh's
 # 2-CPU cap of 60 ms. The cap only says when a run is too noisy to judge;
