@@ -60,9 +60,9 @@ static int kick_timer_fn(void *map, int *key, struct kick_timer *kt)
 /*
  * Kick @cpu, which runs a level worse than @lvl, for a task of level
  * @lvl. Its claim shows the promise to other kickers at once, whether the
- * kick is sent now or later. The wakeup granularity: a task that started running on it less
- * than --wakeup-gran-us ago keeps the CPU until then, and the kick is sent
- * by a timer at that moment. Message passing needs it: a sender that every
+ * kick is sent now or later. The wakeup granularity: a task that started
+ * running on it less than --wakeup-gran-us ago keeps the CPU until then,
+ * and the kick is sent by a timer at that moment. Message passing needs it: a sender that every
  * woken receiver preempts at once writes one message per context switch
  * (docs/performance.md). The added wait is at most the granularity. A CPU
  * going idle (SORYU_LVL_NONE) is kicked at once: it runs nothing to
