@@ -34,11 +34,6 @@ enum soryu_consts {
 	SORYU_NR_NORMAL_LEVELS = 32,
 	SORYU_NR_LEVELS = SORYU_LVL_FIRST_NORMAL + SORYU_NR_NORMAL_LEVELS, /* 33 */
 	SORYU_LVL_WORST = SORYU_NR_LEVELS - 1,
-	/*
-	 * DSQ ids of the per-CPU queues of per-CPU kernel threads: this base
-	 * plus the CPU. Level DSQs are 0 .. SORYU_NR_LEVELS - 1.
-	 */
-	SORYU_DSQ_PCPU_BASE = 1 << 16,
 	/* cpu_ctx.level of a CPU that has not run a soryu task yet, or that found
 	 * nothing to run (a preemption target while it goes idle). */
 	SORYU_LVL_NONE = SORYU_NR_LEVELS,

@@ -2,8 +2,7 @@
 /*
  * scx_soryu: BMQ's bitmap queue as a sched_ext scheduler.
  *
- * Tasks sit in 33 levels, one DSQ per level shared by all CPUs, except
- * per-CPU kernel threads (level 0), which wait on their CPU's own DSQ. A task's
+ * Tasks sit in 33 levels, one DSQ per level shared by all CPUs. A task's
  * level folds its nice value and a dynamic boost (policy.h): sleeping
  * improves the boost, using up slices worsens it. Lower levels run first,
  * strictly; inside a level, FIFO (or vtime with --vtime). The one-word
@@ -330,18 +329,6 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 			stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
 		return;
 	}
-	/*
-	 * A per-CPU kernel thread can run on one CPU only: it waits there, in
-	 * that CPU's own queue, where no other CPU's dispatch has to walk past
-	 * it. Level 0 beats every level, so its CPU takes it next (after a
-	 * starvation serve) without a bit in lvl_bitmap.
-	 */
-	if (lvl == SORYU_LVL_PCPU_KTHREAD) {
-		/* its one allowed CPU, not task_cpu(): the two differ mid-migration */
-		ok = scx_bpf_dsq_insert(p, SORYU_DSQ_PCPU_BASE + bpf_cpumask_first(p->cpus_ptr),
-					slice, enq_flags);
-		goto queued;
-	}
 	mark_level(lvl);
 
 	if (vtime_on) {
@@ -355,7 +342,6 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		ok = scx_bpf_dsq_insert(p, lvl, slice, enq_flags);
 	}
 
-queued:
 	if (!ok) {
 		stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
 		return;
@@ -404,10 +390,7 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 		limit = pctx->granted ? 0 : lvl + 1;
 	}
 
-	if (serve_starved(now, st) ||
-	    (limit > SORYU_LVL_PCPU_KTHREAD &&
-	     scx_bpf_dsq_move_to_local(SORYU_DSQ_PCPU_BASE + cpu, 0)) ||
-	    scan_levels(limit, now, st) ||
+	if (serve_starved(now, st) || scan_levels(limit, now, st) ||
 	    (clear_bitmap && sweep_levels(limit, now, st))) {
 		stat_add(st, SORYU_CNT_DISPATCH, 1);
 	} else if (pctx) {
@@ -608,7 +591,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(soryu_init)
 {
 	struct repair_timer *rt;
 	u64 now = scx_bpf_now();
-	u32 lvl, cpu, zero = 0;
+	u32 lvl, zero = 0;
 	s32 ret;
 
 	kernel_hz = CONFIG_HZ;
@@ -629,13 +612,6 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(soryu_init)
 		}
 		if (ls)
 			*ls = now;
-	}
-	bpf_for(cpu, 0, scx_bpf_nr_cpu_ids()) {
-		ret = scx_bpf_create_dsq(SORYU_DSQ_PCPU_BASE + cpu, -1);
-		if (ret) {
-			scx_bpf_error("soryu: cannot create the DSQ of CPU %u: %d", cpu, ret);
-			return ret;
-		}
 	}
 
 	if ((ret = init_kick_timers()))
