@@ -172,10 +172,11 @@ c_gran() {
   local g d0 d1 z
   switches_per_msg
   g=$SPM
-  sleep 3 # a report interval that covers the jobs
-  d0=$(report_sum preempt_deferred)
+  # Stopped first, then summed: the daemon writes its last interval as it
+  # exits, and that one belongs to this run, not to the next.
   sched_stop
   sched_wait_disabled
+  d0=$(report_sum preempt_deferred)
   if ! { sched_start "${flags[@]}" --wakeup-gran-us 0 && sched_wait_enabled; }; then
     fail "soryu did not load again with --wakeup-gran-us 0"
     return 0
