@@ -370,7 +370,8 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 		return;	/* never: a per-CPU array always has entry 0 */
 	probes_before = st->cnt[SORYU_CNT_PROBES];
 	/* whatever a kick promised, this call takes the best queued level */
-	if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)) && cctx->claim1)
+	cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero);
+	if (cctx && cctx->claim1)
 		WRITE_ONCE(cctx->claim1, 0);
 	if (inject_error_ns && now - loaded_at > inject_error_ns) {
 		scx_bpf_error("soryu: error injected by --inject-error-ms");
@@ -400,7 +401,7 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 		 * was aimed before the grant showed in cpu_ctx.
 		 */
 		scx_bpf_task_set_slice(prev, slice_left(pctx));
-		if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)))
+		if (cctx)
 			cctx->level = pctx->granted ? SORYU_LVL_PCPU_KTHREAD : lvl;
 		stat_add(st, SORYU_CNT_KEEP, 1);
 	} else {
@@ -409,7 +410,7 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 		 * finds it neither idle nor running a level it could preempt:
 		 * show it as running the worst level, so try_preempt() kicks it.
 		 */
-		if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)))
+		if (cctx)
 			cctx->level = SORYU_LVL_NONE;
 		stat_add(st, SORYU_CNT_DISPATCH_EMPTY, 1);
 	}

@@ -35,6 +35,16 @@ static void lower_level1(u32 *slot, u32 lvl)
 }
 
 /*
+ * Preempt @cpu, believed to run level @seen. The belief is written before
+ * the kick, so that its landing finds it (note_kick_landed()).
+ */
+static void send_kick(s32 cpu, struct cpu_ctx *vctx, u32 seen)
+{
+	WRITE_ONCE(vctx->kick_level1, seen + 1);
+	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+}
+
+/*
  * The deferred kick's timer: the CPU's task has now had its wakeup
  * granularity. Kick it if it still runs a level worse than the best task
  * that waited for it. Taken with an exchange, so a deferral that comes in
@@ -50,10 +60,8 @@ static int kick_timer_fn(void *map, int *key, struct kick_timer *kt)
 	if (!want || !(cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu)))
 		return 0;
 	l = READ_ONCE(cctx->level);
-	if (l > want - 1) {
-		WRITE_ONCE(cctx->kick_level1, l + 1);
-		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
-	}
+	if (l > want - 1)
+		send_kick(cpu, cctx, l);
 	return 0;
 }
 
@@ -62,11 +70,11 @@ static int kick_timer_fn(void *map, int *key, struct kick_timer *kt)
  * @lvl. Its claim shows the promise to other kickers at once, whether the
  * kick is sent now or later. The wakeup granularity: a task that started
  * running on it less than --wakeup-gran-us ago keeps the CPU until then,
- * and the kick is sent by a timer at that moment. Message passing needs it: a sender that every
- * woken receiver preempts at once writes one message per context switch
- * (docs/performance.md). The added wait is at most the granularity. A CPU
- * going idle (SORYU_LVL_NONE) is kicked at once: it runs nothing to
- * protect.
+ * and the kick is sent by a timer at that moment. Message passing needs
+ * it: a sender that every woken receiver preempts at once writes one
+ * message per context switch (docs/performance.md). The added wait is at
+ * most the granularity. A CPU going idle (SORYU_LVL_NONE) is kicked at
+ * once: it runs nothing to protect.
  */
 static void kick_victim(s32 cpu, struct cpu_ctx *vctx, u32 lvl, u32 seen,
 			struct soryu_stats *st)
@@ -97,9 +105,7 @@ static void kick_victim(s32 cpu, struct cpu_ctx *vctx, u32 lvl, u32 seen,
 			return;
 		}
 	}
-	/* before the kick, so that its landing finds the belief */
-	WRITE_ONCE(vctx->kick_level1, seen + 1);
-	scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
+	send_kick(cpu, vctx, seen);
 	stat_add(st, SORYU_CNT_PREEMPT_KICK, 1);
 }
 
