@@ -11,7 +11,6 @@ mod ffi {
     extern "C" {
         pub fn soryu_c_boost_after_expiry(boost: c_int, policy: c_int) -> c_int;
         pub fn soryu_c_boost_after_sleep(boost: c_int, policy: c_int) -> c_int;
-        pub fn soryu_c_boost_after_yield(boost: c_int, policy: c_int) -> c_int;
         pub fn soryu_c_boost_on_wake(boost: c_int, policy: c_int, slept_ns: u64) -> c_int;
         pub fn soryu_c_wakeup(
             boost: c_int,
@@ -45,11 +44,6 @@ pub fn boost_after_expiry(boost: i32, policy: Policy) -> i32 {
 #[allow(dead_code)]
 pub fn boost_after_sleep(boost: i32, policy: Policy) -> i32 {
     unsafe { ffi::soryu_c_boost_after_sleep(boost as c_int, policy as c_int) }
-}
-
-#[allow(dead_code)]
-pub fn boost_after_yield(boost: i32, policy: Policy) -> i32 {
-    unsafe { ffi::soryu_c_boost_after_yield(boost as c_int, policy as c_int) }
 }
 
 #[allow(dead_code)]
@@ -186,8 +180,6 @@ mod tests {
         assert_eq!(boost_after_sleep(3, Batch), 2);
         assert_eq!(boost_after_expiry(0, Idle), 0, "idle tasks are not boosted");
         assert_eq!(boost_after_sleep(0, Idle), 0);
-        assert_eq!(boost_after_yield(-5, Normal), MAX);
-        assert_eq!(boost_after_yield(0, Idle), 0);
     }
 
     #[test]

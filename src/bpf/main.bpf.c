@@ -530,17 +530,23 @@ void BPF_STRUCT_OPS(soryu_quiescent, struct task_struct *p, u64 deq_flags)
 	}
 }
 
-/* sched_yield(): BMQ sends the task to its worst boost on a fresh slice. */
+/*
+ * sched_yield(): back to the tail of the task's own level, boost and charged
+ * runtime untouched, so tasks of that level and better run first. Not BMQ's
+ * default (+12, the ceiling): under strict priority the ceiling means waiting
+ * for a starvation serve, up to --starve-ms per yield whenever better levels
+ * fill the CPUs, and spin-then-block code (Rust's channels, this daemon's
+ * own loop among them) yields a few times on every wait. A yield spinner is
+ * not let off either: its runtime keeps adding up in charge() and costs a
+ * step per slice, as any task's does.
+ */
 bool BPF_STRUCT_OPS(soryu_yield, struct task_struct *from, struct task_struct *to)
 {
-	struct soryu_task_ctx *tctx;
-
-	if (!to && (tctx = lookup_task_ctx(from))) {
-		tctx->boost = soryu_boost_after_yield(tctx->boost, from->policy);
-		tctx->used_ns = 0;
-		tctx->exec_base = from->se.sum_exec_runtime;
-	}
-	/* the kernel only zeroes the slice itself when ops.yield is absent */
+	/*
+	 * The kernel only zeroes the slice itself when ops.yield is absent; a
+	 * zero slice sends the task back through ops.enqueue. A directed
+	 * yield (@to, KVM's) is declined but ends the slice all the same.
+	 */
 	scx_bpf_task_set_slice(from, 0);
 	return false;
 }

@@ -44,14 +44,6 @@ static inline int soryu_boost_after_sleep(int boost, int policy)
 	return soryu_max(boost - 1, soryu_boost_floor(policy));
 }
 
-/* sched_yield(): BMQ sends the yielder to the ceiling. */
-static inline int soryu_boost_after_yield(int boost, int policy)
-{
-	if (policy == SORYU_SCHED_IDLE)
-		return boost;
-	return SORYU_MAX_BOOST;
-}
-
 /*
  * --boost-on-wake: what BMQ's sched_task_ttwu() meant to do, one step per
  * 2^22 ns since the task last ran, at most 24 steps, never below the floor.

@@ -17,7 +17,6 @@ typedef int64_t s64;
 
 int soryu_c_boost_after_expiry(int boost, int policy) { return soryu_boost_after_expiry(boost, policy); }
 int soryu_c_boost_after_sleep(int boost, int policy) { return soryu_boost_after_sleep(boost, policy); }
-int soryu_c_boost_after_yield(int boost, int policy) { return soryu_boost_after_yield(boost, policy); }
 int soryu_c_boost_on_wake(int boost, int policy, u64 slept_ns) { return soryu_boost_on_wake(boost, policy, slept_ns); }
 int soryu_c_wakeup(int boost, int policy, u64 slept_ns, int wake_boost, u32 *class) { return soryu_wakeup(boost, policy, slept_ns, wake_boost, class); }
 int soryu_c_cgroup_nice(u32 cgweight) { return soryu_cgroup_nice(cgweight); }

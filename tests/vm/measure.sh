@@ -40,8 +40,10 @@ if sched_start --report-sec 2 && sched_wait_enabled; then
   watch_running $((secs - 12))
   load_stop
   # Idle for three more intervals: per-interval figures must fall back,
-  # where totals since start would not.
-  sleep 7
+  # where totals since start would not. The beat after the stop can come
+  # up to 2 s later and still hold load, so three whole idle intervals
+  # need 8 s; 9 leaves a margin for a late beat.
+  sleep 9
   sched_stop
   sched_wait_disabled
 fi

@@ -42,8 +42,8 @@
 #            and 0 with --wakeup-gran-us 0.
 #   boost    the boost rules in the loaded program (scx_soryu inspect):
 #            a sleeper at its floor (-12), a hog at its ceiling (+12), a
-#            yield sends a floor task to the ceiling (+12, then -1 for the
-#            sleep that follows: 11), a hog's child inherits its +12 (11
+#            yield leaves a floor task at the floor (BMQ would send it to
+#            +12, then 11 after the sleep that follows), a hog's child inherits its +12 (11
 #            after its first sleep), and after 100 ms asleep a ceiling task
 #            wakes at the floor with --boost-on-wake (<= -10), or near the
 #            ceiling without (>= 9). The knobs as the kernel holds them in
@@ -227,7 +227,7 @@ c_boost() {
   boost_of() { jq -r --argjson p "$1" 'select(.pid == $p) | .boost' <<<"$out" 2>/dev/null | head -n1; }
   v=$(boost_of "${pids[0]}"); check "a sleeper sits at the floor" "b <= -11" b="${v:-99}"
   v=$(boost_of "${pids[1]}"); check "a hog sits at the ceiling" "b >= 11" b="${v:--99}"
-  v=$(boost_of "${pids[2]}"); check "sched_yield() sends the task to the ceiling" "b >= 10" b="${v:--99}"
+  v=$(boost_of "${pids[2]}"); check "sched_yield() leaves the boost alone" "b <= -11" b="${v:-99}"
   v=$(boost_of "${pids[3]}"); check "a child inherits its parent's boost" "b >= 10" b="${v:--99}"
   v=$(boost_of "${pids[4]}")
   if [ "$1" = default ]; then
