@@ -151,7 +151,11 @@ policy_switcher() {
       esac && n=$((n + 1))
     done
     round=$((round + 1))
-    echo "$n" >"$SORYU_OUT/$CASE.switches"
+    # Written to a side file and renamed: the kill below may land at any
+    # point, and a plain `echo >file` killed between its truncate and its
+    # write leaves an empty count.
+    echo "$n" >"$SORYU_OUT/$CASE.switches.new"
+    mv -f "$SORYU_OUT/$CASE.switches.new" "$SORYU_OUT/$CASE.switches"
     sleep 0.05
   done
 }
