@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""Guest side of bench/profile.sh: where message passing spends its time.
+"""Guest side of bench/profile.sh: where a fixed job spends its time.
 
 One boot; for every configuration (the kernel's default scheduler, soryu,
-peers), rounds with the order reversed every round, the same fixed
-hackbench job, measured from outside the scheduler:
+peers), rounds with the order reversed every round, the same fixed job
+(SORYU_PROFILE_JOB: hackbench, message passing, the default; or compile,
+one clean `make -j` of bench/source.sh's Lua 5.4), measured from outside
+the scheduler:
 
-- the job's own time (hackbench prints it);
+- the job's own time (hackbench prints it; the build's wall time);
+- where the CPUs' time went during the job: user, system, irq and
+  softirq, idle (/proc/stat), which tells scheduling cost (system time)
+  from lost work (idle time while the job had work to run);
 - context switches and CPU migrations of the whole machine during the job
   (`perf stat -a`, software events, which the emulator counts like a real
   CPU);
@@ -26,9 +31,21 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from guest import SYSFS, boot_config, scx_state as state  # noqa: E402  (bench/guest.py)
+from guest import COMPILE_JOBS, SYSFS, Failed, boot_config, compile_tree, scx_state as state  # noqa: E402  (bench/guest.py)
 
-JOB = ["hackbench", "-g", "4", "-l", "50"]
+JOB_KIND = os.environ.get("SORYU_PROFILE_JOB", "hackbench")
+HACKBENCH = ["hackbench", "-g", "4", "-l", "50"]
+# A clean build each job: the tree is unpacked once, `make clean` is not timed.
+BUILD = ["make", "-s", f"-j{COMPILE_JOBS}", "linux"]
+JOB = BUILD if JOB_KIND == "compile" else HACKBENCH
+CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq")
+
+
+def cpu_ticks():
+    """The whole machine's /proc/stat time by field, in USER_HZ ticks."""
+    with open("/proc/stat") as f:
+        words = f.readline().split()
+    return dict(zip(CPU_FIELDS, map(int, words[1:1 + len(CPU_FIELDS)])))
 
 
 def events():
@@ -115,26 +132,41 @@ def soryu_counters(path):
     return tot
 
 
-def one(config, rnd, outdir, jobs):
+def run_job(config, path, tree):
+    """One job under `perf stat -a`; its time in seconds."""
+    if tree:
+        subprocess.run(["make", "-s", "clean"], cwd=tree, capture_output=True, check=True)
+    t0 = time.monotonic()
+    r = subprocess.run(["perf", "stat", "-a", "-x,", "-o", path, "-e", "context-switches,cpu-migrations", "--"]
+                       + JOB, capture_output=True, text=True, cwd=tree)
+    wall = time.monotonic() - t0
+    if r.returncode != 0:
+        sys.exit(f"profile: {config}: {JOB[0]} failed: {(r.stderr or r.stdout).strip()[-200:]}")
+    if tree:
+        return wall
+    times = [float(l.split()[1]) for l in r.stdout.splitlines() if l.startswith("Time:")]
+    if not times:
+        sys.exit(f"profile: {config}: hackbench printed no time")
+    return times[0]
+
+
+def one(config, rnd, outdir, jobs, tree):
     p = start(config, outdir, rnd)
     time.sleep(2)  # settle
-    ev0, bpf0 = events(), bpf_progs()
+    ev0, bpf0, cpu0 = events(), bpf_progs(), cpu_ticks()
     times, stat = [], {"context-switches": 0, "cpu-migrations": 0}
     t0 = time.monotonic()
     for j in range(jobs):
         path = f"{outdir}/perf-{config}-r{rnd}-{j}.txt"
-        r = subprocess.run(["perf", "stat", "-a", "-x,", "-o", path, "-e", "context-switches,cpu-migrations", "--"]
-                           + JOB, capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit(f"profile: {config}: hackbench failed: {r.stderr.strip()[-200:]}")
-        times += [float(l.split()[1]) for l in r.stdout.splitlines() if l.startswith("Time:")]
+        times.append(run_job(config, path, tree))
         for k, v in perf_stat(path).items():
             stat[k] += v
     wall = time.monotonic() - t0
-    ev1, bpf1 = events(), bpf_progs()
+    ev1, bpf1, cpu1 = events(), bpf_progs(), cpu_ticks()
     stop(p)
     res = {
-        "config": config, "round": rnd, "job": " ".join(JOB), "jobs": jobs, "hackbench_s": times, "wall_s": wall,
+        "config": config, "round": rnd, "job": " ".join(JOB), "jobs": jobs, "job_s": times, "wall_s": wall,
+        "cpu_ticks": {k: cpu1[k] - cpu0[k] for k in CPU_FIELDS}, "user_hz": os.sysconf("SC_CLK_TCK"),
         "context_switches": stat["context-switches"], "migrations": stat["cpu-migrations"],
         "bpf": {k: {"calls": c - bpf0.get(k, (0, 0))[0], "ns": n - bpf0.get(k, (0, 0))[1]}
                 for k, (c, n) in bpf1.items()},
@@ -143,16 +175,21 @@ def one(config, rnd, outdir, jobs):
     if config == "soryu":
         res["soryu"] = soryu_counters(f"{outdir}/profile-soryu-r{rnd}.soryu.jsonl")
     json.dump(res, open(f"{outdir}/profile-{config}-r{rnd}.json", "w"), indent=1)
-    print(f"round {rnd}: {config}: hackbench {sum(times) / len(times):.2f} s a job, "
+    print(f"round {rnd}: {config}: {JOB[0]} {sum(times) / len(times):.2f} s a job, "
           f"{stat['context-switches']} switches, {stat['cpu-migrations']} migrations", flush=True)
 
 
 def main():
     outdir, rounds, jobs, configs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
     subprocess.run(["sysctl", "-qw", "kernel.bpf_stats_enabled=1"], check=True)
+    # the guest's own /tmp: the results directory is shared with the host
+    try:
+        tree = compile_tree("/tmp/profile") if JOB_KIND == "compile" else None
+    except Failed as e:
+        sys.exit(f"profile: {e}")
     for rnd in range(1, rounds + 1):
         for config in (configs if rnd % 2 else configs[::-1]):
-            one(config, rnd, outdir, jobs)
+            one(config, rnd, outdir, jobs, tree)
     open(f"{outdir}/profile.done", "w").close()
 
 

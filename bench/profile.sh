@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Where message passing spends its time (docs/performance.md): one VM boot,
-# the same fixed hackbench job under each configuration, rounds with the
-# order reversed (bench/profile-guest.py), then one table per figure:
-# the job's time, context switches and migrations per job (perf stat -a),
-# BPF calls and time per job per callback (bpf_stats), sched_ext's events,
-# and soryu's own counters per wakeup.
+# Where a fixed job spends its time (docs/performance.md): one VM boot,
+# the same job under each configuration, rounds with the order reversed
+# (bench/profile-guest.py), then one table per figure: the job's time,
+# where the CPUs' time went (user, system, idle), context switches and
+# migrations per job (perf stat -a), BPF calls and time per job per
+# callback (bpf_stats), sched_ext's events, and soryu's own counters.
 #
 #   bench/profile.sh [CONFIG...]      (default: eevdf soryu bpfland)
 #
-# Settings: SORYU_PROFILE_ROUNDS (2), SORYU_PROFILE_JOBS (2 per run),
-# SORYU_VM_CPUS (2); peers are built by bench/peers.sh.
+# Settings: SORYU_PROFILE_JOB (hackbench: `hackbench -g 4 -l 50`, the
+# default; compile: one clean `make -j` of Lua 5.4, bench/source.sh),
+# SORYU_PROFILE_ROUNDS (2), SORYU_PROFILE_JOBS (2 per run), SORYU_VM_CPUS
+# (2); peers are built by bench/peers.sh.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
@@ -18,11 +20,21 @@ if [ "${1:-}" = --in-guest ]; then
   exec python3 bench/profile-guest.py "$SORYU_OUT" "$@"
 fi
 [ $# -gt 0 ] || set -- eevdf soryu bpfland
+export SORYU_PROFILE_JOB=${SORYU_PROFILE_JOB:-hackbench}
+case $SORYU_PROFILE_JOB in
+  hackbench) ;;
+  compile)
+    src=$(bench/source.sh) || exit 1
+    # where the guest can read it: it sees this tree, not the host's /var/cache
+    mkdir -p target/bench-src && cp -u "$src" target/bench-src/
+    export SORYU_COMPILE_SRC=$repo/target/bench-src/${src##*/} ;;
+  *) echo "bench/profile.sh: SORYU_PROFILE_JOB=$SORYU_PROFILE_JOB is not a job; use hackbench or compile" >&2; exit 2 ;;
+esac
 peers=()
 for c in "$@"; do case $c in eevdf | soryu) ;; *) peers+=("$c") ;; esac; done
 [ ${#peers[@]} -eq 0 ] || bench/peers.sh "${peers[@]}"
 rounds=${SORYU_PROFILE_ROUNDS:-2} jobs=${SORYU_PROFILE_JOBS:-2}
-name=profile-${SORYU_VM_CPUS:-2}cpu
+name=profile-$SORYU_PROFILE_JOB-${SORYU_VM_CPUS:-2}cpu
 SORYU_PEERS=$repo/target/peers vm/run.sh --name "$name" bench/profile.sh --in-guest "$rounds" "$jobs" "$@"
 python3 - target/vm-results/"$name" <<'PY'
 import collections, glob, json, os, statistics, sys
@@ -39,7 +51,14 @@ print("| figure | " + " | ".join(cfgs) + " |")
 print("|---|" + "---|" * len(cfgs))
 def row(name, f, fmt="{:.0f}"):
     print(f"| {name} | " + " | ".join(fmt.format(med([f(r) for r in runs[c]])) for c in cfgs) + " |")
-row("hackbench time (s)", lambda r: statistics.mean(r["hackbench_s"]), "{:.2f}")
+row("job time (s)", lambda r: statistics.mean(r["job_s"]), "{:.2f}")
+# CPU time per job, in CPU-seconds, from /proc/stat over the whole run
+def cpu(r, *fields):
+    return sum(r["cpu_ticks"][f] for f in fields) / r["user_hz"] / r["jobs"]
+row("CPU user (s)", lambda r: cpu(r, "user", "nice"), "{:.2f}")
+row("CPU system (s)", lambda r: cpu(r, "system"), "{:.2f}")
+row("CPU irq + softirq (s)", lambda r: cpu(r, "irq", "softirq"), "{:.2f}")
+row("CPU idle + iowait (s)", lambda r: cpu(r, "idle", "iowait"), "{:.2f}")
 row("context switches", lambda r: r["context_switches"] / r["jobs"])
 row("CPU migrations", lambda r: r["migrations"] / r["jobs"])
 row("BPF calls, all callbacks", lambda r: sum(v["calls"] for v in r["bpf"].values()) / r["jobs"])
