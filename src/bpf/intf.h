@@ -156,10 +156,14 @@ struct soryu_task_ctx {
 	u64 last_ran;		/* when the task last stopped running */
 	u64 wake_at;		/* when it woke, 0 once its wait was recorded */
 	u64 queued_at;		/* when it was last queued on a level, 0 once it ran */
+	u64 age_at;		/* the stamp the starvation rule ages: queued_at, or
+				 * the older stamp of the head it resumed in front of */
 	u32 wake_class;		/* SORYU_CLASS_* it woke in */
 	s32 cg_nice;		/* nice offset of its cgroups' cpu.weight */
 	u64 cg_gen;		/* cg_gen when cg_nice was computed, 0: never */
 	u8 granted;		/* holds an unfinished starvation grant */
+	u8 resume;		/* preempted with slice left: back to its level's head */
+	u8 yielded;		/* called sched_yield(): its next stop is no preemption */
 };
 
 #endif /* __SORYU_INTF_H */

@@ -289,7 +289,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	struct soryu_stats *st = this_stats();
 	struct soryu_task_ctx *tctx;
 	u64 slice, vt, floor;
-	bool ok;
+	bool ok, resume;
 	u32 lvl, b;
 
 	if (!(tctx = lookup_task_ctx(p))) {
@@ -300,13 +300,17 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	refresh_cgroup_nice(p, tctx);
 	lvl = task_level(p, tctx);
 	tctx->enq_level = lvl;
+	resume = tctx->resume;
+	tctx->resume = false;
 	/*
 	 * A task queued again before it ran (re-queued off a CPU a higher class
 	 * took, a nice or affinity change) keeps its age: the starvation rule
 	 * counts from when it first waited, not from the last requeue.
 	 */
-	if (!tctx->queued_at)
+	if (!tctx->queued_at) {
 		tctx->queued_at = scx_bpf_now();
+		tctx->age_at = tctx->queued_at;
+	}
 	if (stall_injected(p))
 		return;	/* stranded on purpose: the watchdog must notice */
 	slice = slice_left(tctx);
@@ -328,6 +332,21 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		else
 			stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
 		return;
+	}
+	/*
+	 * Preempted before its slice ran out (ops.stopping): back to the head
+	 * of its level, where BMQ leaves a preempted task, not the tail. The
+	 * preemptor is usually a short wakeup; when it is done, the task it
+	 * displaced resumes on what is left of its slice, on the CPU whose
+	 * cache it warmed, instead of the level rotating (and, with shared
+	 * levels, migrating) once per preemption. Its slice is charged across
+	 * preemptions, so it still leaves for the tail after one slice of CPU.
+	 * With --vtime the level is ordered by vtime, where the task's own
+	 * vtime already puts it near the front.
+	 */
+	if (resume && !vtime_on) {
+		enq_flags |= SCX_ENQ_HEAD;
+		take_head_age(lvl, tctx);
 	}
 	mark_level(lvl);
 
@@ -500,6 +519,14 @@ void BPF_STRUCT_OPS(soryu_stopping, struct task_struct *p, bool runnable)
 		return;
 	charge(p, tctx);
 	tctx->last_ran = scx_bpf_now();
+	/*
+	 * Still runnable with slice left (charge() zeroes used_ns when the
+	 * slice is spent): a kick or a higher class preempted it, and
+	 * ops.enqueue puts it back at its level's head. A yield is no
+	 * preemption: the yielder goes to the tail.
+	 */
+	tctx->resume = runnable && tctx->used_ns && !tctx->yielded;
+	tctx->yielded = false;
 }
 
 /*
@@ -547,6 +574,10 @@ bool BPF_STRUCT_OPS(soryu_yield, struct task_struct *from, struct task_struct *t
 	 * zero slice sends the task back through ops.enqueue. A directed
 	 * yield (@to, KVM's) is declined but ends the slice all the same.
 	 */
+	struct soryu_task_ctx *tctx = lookup_task_ctx(from);
+
+	if (tctx)
+		tctx->yielded = true;	/* to the tail, not back to the head */
 	scx_bpf_task_set_slice(from, 0);
 	return false;
 }

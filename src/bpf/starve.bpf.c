@@ -27,9 +27,32 @@ static void grant_slice(void)
 }
 
 /*
+ * @tctx's task, preempted with slice left, goes in front of @lvl's head
+ * (ops.enqueue). It takes the head's age when that is older than its own,
+ * so that a FIFO level's head still carries the oldest age in the level,
+ * which is all head_stale() relies on. The task may be served early for
+ * it, never late; its own wait (queued_at) is measured as it was. The
+ * peek is lockless: a head that leaves meanwhile was younger than none of
+ * the tasks behind it, so its age is still no later than theirs.
+ */
+static void take_head_age(u32 lvl, struct soryu_task_ctx *tctx)
+{
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(lvl);
+	struct soryu_task_ctx *hctx;
+	u64 at;
+
+	if (!head || !(hctx = lookup_task_ctx(head)))
+		return;
+	at = READ_ONCE(hctx->age_at);
+	if (at && time_before(at, tctx->age_at))
+		tctx->age_at = at;
+}
+
+/*
  * Has the first task of @lvl been queued for longer than starve_ns? A FIFO
- * level's head is its oldest task, so a fresh head means nobody there
- * starves. (With --vtime the head is the smallest vtime instead; the
+ * level's head carries its oldest age (tasks join at the tail, a resumed
+ * task takes the head's age: take_head_age()), so a fresh head means
+ * nobody there starves. (With --vtime the head is the smallest vtime instead; the
  * per-level stamp in serve_starved() covers a stale task behind a fresh
  * head.) The peek is lockless: the head may leave before we read its
  * context, which only makes this look one dispatch late or early.
@@ -41,7 +64,10 @@ static bool head_stale(u32 lvl, u64 now, u64 *at)
 
 	if (!head || !(tctx = lookup_task_ctx(head)))
 		return false;
-	*at = READ_ONCE(tctx->queued_at);
+	/* 0 once it ran: a head that is leaving */
+	if (!READ_ONCE(tctx->queued_at))
+		return false;
+	*at = READ_ONCE(tctx->age_at);
 	/* clocks of other CPUs may run a little ahead: wrap-safe compare */
 	return *at && time_after(now, *at + starve_ns);
 }

@@ -40,6 +40,20 @@
 #            sender writes a batch first. Expected: at most a third of the
 #            switches per message, preempt_deferred > 0 with the default
 #            and 0 with --wakeup-gran-us 0.
+#   resume   a preempted task resumes at the head of its level (BMQ): two
+#            nice 0 hogs (both at the ceiling, one level) and a nice -20
+#            waker (every 4-8 ms) pinned to one CPU, soryu restarted with
+#            --slice-us 20000 --wakeup-gran-us 0 so that a hog is preempted
+#            several times per slice, at once. Each hog counts the gaps in
+#            its own progress of 2 ms or more: those in which the other hog
+#            ran (the waker alone runs well under 2 ms). FIFO (default):
+#            the preempted hog runs again as soon as the waker sleeps, and
+#            the hogs take turns only when a slice is used up, expected
+#            fewer long gaps than half the waker's wakeups (sent to the
+#            tail instead, every preemption is a turn: about one per
+#            wakeup). vtime (all knobs on): the level is ordered by vtime,
+#            so the hog that waited longer goes first after every
+#            preemption, expected long gaps >= 0.7 per wakeup.
 #   boost    the boost rules in the loaded program (scx_soryu inspect):
 #            a sleeper at its floor (-12), a hog at its ceiling (+12), a
 #            yield leaves a floor task at the floor (BMQ would send it to
@@ -191,6 +205,36 @@ c_gran() {
   check "--wakeup-gran-us 0 deferred no kick" "d1 == d0" d0="$d0" d1="$d1"
 }
 
+c_resume() {
+  local f=$SORYU_OUT/$CASE.gaps w n l0 l1
+  sched_stop
+  sched_wait_disabled
+  if ! { sched_start "${flags[@]}" --slice-us 20000 --wakeup-gran-us 0 && sched_wait_enabled; }; then
+    fail "soryu did not load again with --slice-us 20000 --wakeup-gran-us 0"
+    return 0
+  fi
+  # 2 s to climb to the ceiling (12 slices of 20 ms each), then 8 s measured
+  taskset -c "$last" python3 "$here/policy_probe.py" gaps 2 8 2 >"$f.0" &
+  PIDS+=($!)
+  taskset -c "$last" python3 "$here/policy_probe.py" gaps 2 8 2 >"$f.1" &
+  PIDS+=($!)
+  sleep 2
+  w=$(waker 4 8 -20 "$last")
+  wait "${PIDS[-1]}" "${PIDS[-2]}" || true
+  n=$(jq .wakeups <<<"$w")
+  l0=$(jq .long "$f.0" 2>/dev/null || echo -1)
+  l1=$(jq .long "$f.1" 2>/dev/null || echo -1)
+  echo "  resume: waker $w; hogs' gaps of 2 ms or more: $l0 and $l1 ($(jq -c . "$f.0" "$f.1" | tr '\n' ' '))"
+  check "the waker ran" "n >= 500" n="$n"
+  check "both hogs measured" "a >= 0 && b >= 0" a="$l0" b="$l1"
+  if [ "$1" = default ]; then
+    check "FIFO: a preempted hog resumed ahead of the other (turns per wakeup)" "(a + b) / n < 0.5" a="$l0" b="$l1" n="$n"
+  else
+    check "vtime: the hog that waited longer ran after each preemption (turns per wakeup)" "(a + b) / n >= 0.7" \
+      a="$l0" b="$l1" n="$n"
+  fi
+}
+
 c_idle() {
   waker_vs_rt 5 6 0
   check "the waker ran at once on an idle CPU (median, over the platform's)" "w - r < 1" \
@@ -252,7 +296,7 @@ c_boost() {
 }
 
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(strict order preempt idle gran boost)
+[ ${#cases[@]} -gt 0 ] || cases=(strict order preempt idle gran resume boost)
 echo "policy: $(uname -r), $ncpu CPUs: ${cases[*]}"
 for c in "${cases[@]}"; do
   for knobs in default all-on; do

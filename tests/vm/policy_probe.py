@@ -7,6 +7,11 @@ clock (never with the scheduler's figures).
         NICE, running ~50 us per wakeup. Prints one JSON line: wakeups, and the oversleep (time from
         the timer's expiry to running again) at p50, p95 and max, in ms.
 
+    policy_probe.py gaps WARM SECS SHORT_MS
+        Spins for WARM seconds, then for SECS more, noting every gap in its
+        own progress longer than 0.2 ms (time it was off the CPU). Prints
+        one JSON line: gaps, and how many of them lasted SHORT_MS or more.
+
     policy_probe.py boost KIND PIDFILE
         Writes the pid to inspect into PIDFILE, puts the task into a known
         boost state within ~2 s, then sleeps (blocked, so the state holds)
@@ -56,6 +61,21 @@ def waker(period_ms, secs, nice):
     print(json.dumps({"wakeups": n, "p50_ms": q(0.5), "p95_ms": q(0.95), "max_ms": q(1.0)}))
 
 
+def gaps(warm, secs, short_ms):
+    n = long = 0
+    spin(warm)
+    now = clock()
+    end = now + secs
+    while now < end:
+        t = clock()
+        gap = t - now
+        now = t
+        if gap > 0.0002:
+            n += 1
+            long += gap >= short_ms / 1000.0
+    print(json.dumps({"gaps": n, "long": long}))
+
+
 def short_sleeps(n):
     for _ in range(n):
         spin(0.00005)
@@ -102,6 +122,8 @@ def boost(kind, pidfile):
 def main():
     if sys.argv[1] == "waker":
         waker(float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]))
+    elif sys.argv[1] == "gaps":
+        gaps(float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]))
     elif sys.argv[1] == "boost":
         boost(sys.argv[2], sys.argv[3])
     else:
