@@ -342,12 +342,11 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	 * levels, migrating) once per preemption. Its slice is charged across
 	 * preemptions, so it still leaves for the tail after one slice of CPU.
 	 * With --vtime the level is ordered by vtime, where the task's own
-	 * vtime already puts it near the front.
+	 * vtime already puts it near the front. Not ahead of a level that
+	 * starves (resume_at_head()).
 	 */
-	if (resume && !vtime_on) {
+	if (resume && !vtime_on && resume_at_head(lvl, tctx, scx_bpf_now()))
 		enq_flags |= SCX_ENQ_HEAD;
-		take_head_age(lvl, tctx);
-	}
 	mark_level(lvl);
 
 	if (vtime_on) {

@@ -27,31 +27,38 @@ static void grant_slice(void)
 }
 
 /*
- * @tctx's task, preempted with slice left, goes in front of @lvl's head
- * (ops.enqueue). It takes the head's age when that is older than its own,
- * so that a FIFO level's head still carries the oldest age in the level,
- * which is all head_stale() relies on. The task may be served early for
- * it, never late; its own wait (queued_at) is measured as it was. The
- * peek is lockless: a head that leaves meanwhile was younger than none of
- * the tasks behind it, so its age is still no later than theirs.
+ * May @tctx's task, preempted with slice left, go back in front of @lvl's
+ * head (ops.enqueue)? Not when that head has waited starve_ns: the level is
+ * starving, its waiting tasks are owed a turn first, and a task that has
+ * just run goes to the tail as if it had not been preempted. Otherwise it
+ * takes the head's age when that is older than its own, so that a FIFO
+ * level's head still carries the oldest age in the level, which is all
+ * head_stale() relies on: it may be served early for it, never late, and
+ * its own wait (queued_at) is measured as it was. Each resumed task holds
+ * what is left of one slice, so the tasks behind it wait at most that much
+ * longer. The peek is lockless: a head that leaves meanwhile was no younger
+ * than the tasks behind it.
  */
-static void take_head_age(u32 lvl, struct soryu_task_ctx *tctx)
+static bool resume_at_head(u32 lvl, struct soryu_task_ctx *tctx, u64 now)
 {
 	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(lvl);
 	struct soryu_task_ctx *hctx;
 	u64 at;
 
-	if (!head || !(hctx = lookup_task_ctx(head)))
-		return;
+	if (!head || !(hctx = lookup_task_ctx(head)) || !READ_ONCE(hctx->queued_at))
+		return true;
 	at = READ_ONCE(hctx->age_at);
-	if (at && time_before(at, tctx->age_at))
+	if (time_after(now, at + starve_ns))
+		return false;
+	if (time_before(at, tctx->age_at))
 		tctx->age_at = at;
+	return true;
 }
 
 /*
  * Has the first task of @lvl been queued for longer than starve_ns? A FIFO
  * level's head carries its oldest age (tasks join at the tail, a resumed
- * task takes the head's age: take_head_age()), so a fresh head means
+ * task takes the head's age: resume_at_head()), so a fresh head means
  * nobody there starves. (With --vtime the head is the smallest vtime instead; the
  * per-level stamp in serve_starved() covers a stale task behind a fresh
  * head.) The peek is lockless: the head may leave before we read its
