@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * scx_soryu: the level DSQs and lvl_bitmap: advertising a level,
- * probing it, walking the advertised levels best first, and the
+ * scx_soryu: the level DSQs, lvl_bitmap and lvl_nr[]: advertising and
+ * counting a level, probing it, walking the levels best first, and the
  * --clear-bitmap safety nets (the count sweep of an empty dispatch, the
  * repair timer). The race argument for clearing is at
  * probe_level().
@@ -19,6 +19,32 @@ static void mark_level(u32 lvl)
 
 	if (!(READ_ONCE(lvl_bitmap) & bit))
 		__sync_fetch_and_or(&lvl_bitmap, bit);
+}
+
+/*
+ * Move @tctx's task's count in lvl_nr[] to 1 + level @lvl1 (0: uncounted).
+ * ops.enqueue counts a task on the level DSQ it inserts it into, and
+ * ops.running (or ops.disable, or an enqueue elsewhere) uncounts it: only
+ * after it has left the DSQ. So a level's count is never below the number
+ * of tasks in its DSQ, and dispatch may skip a level counted 0 without
+ * probing it. The count is raised in ops.enqueue, before the kernel
+ * inserts the task: unlike clearing a bit, nothing can make a queued task
+ * uncounted. It may run high for a moment (a task taken off the DSQ that
+ * has not started yet), which costs one probe, never a task. Calls for one
+ * task are serialized by its runqueue lock.
+ */
+static void count_level(struct soryu_task_ctx *tctx, u32 lvl1)
+{
+	u32 old = tctx->counted1;
+	s64 *nr;
+
+	if (old == lvl1)
+		return;
+	if (old && (nr = MEMBER_VPTR(lvl_nr, [old - 1])))
+		__sync_fetch_and_sub(nr, 1);
+	if (lvl1 && (nr = MEMBER_VPTR(lvl_nr, [lvl1 - 1])))
+		__sync_fetch_and_add(nr, 1);
+	tctx->counted1 = lvl1;
 }
 
 static void note_served(u32 lvl, u64 now)
@@ -80,7 +106,10 @@ static bool probe_level(u32 lvl, struct soryu_stats *st)
 	return false;
 }
 
-/* Walk the levels the bitmap advertises, best first, below @limit. */
+/*
+ * Walk the levels the bitmap advertises, best first, below @limit, and
+ * probe those counted non-empty (count_level()).
+ */
 static bool scan_levels(u32 limit, u64 now, struct soryu_stats *st)
 {
 	u64 bm = READ_ONCE(lvl_bitmap);
@@ -89,7 +118,7 @@ static bool scan_levels(u32 limit, u64 now, struct soryu_stats *st)
 	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
 		if (lvl >= limit)
 			break;
-		if (!(bm & (1ULL << lvl)))
+		if (!(bm & (1ULL << lvl)) || READ_ONCE(lvl_nr[lvl]) <= 0)
 			continue;
 		if (probe_level(lvl, st)) {
 			note_served(lvl, now);

@@ -6,8 +6,8 @@
  * level folds its nice value and a dynamic boost (policy.h): sleeping
  * improves the boost, using up slices worsens it. Lower levels run first,
  * strictly; inside a level, FIFO (or vtime with --vtime). The one-word
- * lvl_bitmap says which levels may hold tasks, so dispatch only probes
- * those. A task queued for --starve-ms is served ahead of everything,
+ * lvl_bitmap says which levels may hold tasks, and lvl_nr[] how many they
+ * hold, so dispatch only probes levels with tasks. A task queued for --starve-ms is served ahead of everything,
  * which BMQ itself never does. A queued task that outranks the level running
  * on some CPU kicks that CPU.
  *
@@ -67,6 +67,13 @@ const volatile bool inject_verifier_reject;
  * dispatch also clears bits (see probe_level()).
  */
 u64 lvl_bitmap SEC(".data.lvl_bitmap");
+
+/*
+ * Tasks counted on each level: inserted into its DSQ and not yet run
+ * (levels.bpf.c, count_level()). Never lower than the DSQ's own count, so
+ * a level counted 0 holds no task and dispatch skips it without a probe.
+ */
+s64 lvl_nr[SORYU_NR_LEVELS] SEC(".data.lvl_nr");
 
 /*
  * When each level last gave a task to a CPU (or was last found empty by the
@@ -311,8 +318,10 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		tctx->queued_at = scx_bpf_now();
 		tctx->age_at = tctx->queued_at;
 	}
-	if (stall_injected(p))
+	if (stall_injected(p)) {
+		count_level(tctx, 0);
 		return;	/* stranded on purpose: the watchdog must notice */
+	}
 	slice = slice_left(tctx);
 	/*
 	 * A task still holding a starvation grant is back before its slice ran
@@ -327,6 +336,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	 * lets any other CPU take it.
 	 */
 	if (tctx->granted && !(enq_flags & SCX_ENQ_REENQ)) {
+		count_level(tctx, 0);
 		if (scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice, enq_flags | SCX_ENQ_HEAD))
 			stat_add(st, SORYU_CNT_DIRECT, 1);
 		else
@@ -361,9 +371,12 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 
 	if (!ok) {
+		count_level(tctx, 0);
 		stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
 		return;
 	}
+	/* before the insert lands: see count_level() */
+	count_level(tctx, lvl + 1);
 	stat_add(st, SORYU_CNT_ENQUEUE, 1);
 	if (st && hist_on) {
 		if (lvl < SORYU_NR_LEVELS)
@@ -455,6 +468,7 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 		return;
 
 	tctx->exec_base = p->se.sum_exec_runtime;
+	count_level(tctx, 0);	/* off its level's DSQ: it runs */
 	now = scx_bpf_now();
 	/* the figure the starvation bound is about: every task, every wait */
 	if (tctx->queued_at && st)
@@ -581,6 +595,15 @@ bool BPF_STRUCT_OPS(soryu_yield, struct task_struct *from, struct task_struct *t
 	return false;
 }
 
+/* Leaving sched_ext (another class, or soryu unloading) while counted. */
+void BPF_STRUCT_OPS(soryu_disable, struct task_struct *p)
+{
+	struct soryu_task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx)
+		count_level(tctx, 0);
+}
+
 s32 BPF_STRUCT_OPS(soryu_init_task, struct task_struct *p, struct scx_init_task_args *args)
 {
 	struct soryu_task_ctx *tctx, *parent;
@@ -687,6 +710,7 @@ SCX_OPS_DEFINE(soryu_ops,
 	       .cgroup_move	= (void *)soryu_cgroup_move,
 	       .tick		= (void *)soryu_tick,
 	       .enable		= (void *)soryu_enable,
+	       .disable		= (void *)soryu_disable,
 	       .init		= (void *)soryu_init,
 	       .exit		= (void *)soryu_exit,
 	       .dump		= (void *)soryu_dump,
