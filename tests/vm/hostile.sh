@@ -125,6 +125,13 @@ w_yield() {
   ran s yield
 }
 
+# publish FILE TEXT: TEXT into FILE through a side file renamed over it.
+# The background loops below that count their progress are killed at any
+# moment; a plain `echo >FILE` killed between its truncate and its write
+# leaves FILE empty, which the landing CI saw as "only  policy switches"
+# and "0 rounds, 0 task moves" while the loops had made progress.
+publish() { echo "$2" >"$1.new" && mv -f "$1.new" "$1"; }
+
 # Switches stress-ng's workers between SCHED_OTHER, SCHED_FIFO and
 # SCHED_DEADLINE while they run: tasks leave sched_ext for the RT and
 # deadline classes and come back, many times a second. The pipe workers
@@ -151,11 +158,7 @@ policy_switcher() {
       esac && n=$((n + 1))
     done
     round=$((round + 1))
-    # Written to a side file and renamed: the kill below may land at any
-    # point, and a plain `echo >file` killed between its truncate and its
-    # write leaves an empty count.
-    echo "$n" >"$SORYU_OUT/$CASE.switches.new"
-    mv -f "$SORYU_OUT/$CASE.switches.new" "$SORYU_OUT/$CASE.switches"
+    publish "$SORYU_OUT/$CASE.switches" "$n"
     sleep 0.05
   done
 }
@@ -268,7 +271,7 @@ cgroup_mover() {
         toggles=$((toggles + 1))
     fi
     round=$((round + 1))
-    echo "$round $n $toggles" >"$SORYU_OUT/$CASE.moves"
+    publish "$SORYU_OUT/$CASE.moves" "$round $n $toggles"
     sleep 0.1
   done
 }
