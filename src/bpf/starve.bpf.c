@@ -36,10 +36,8 @@ static void grant_slice(void)
  * head_stale() relies on: it may be served early for it, never late, and
  * its own wait (queued_at) is measured as it was. Each resumed task holds
  * what is left of one slice, so the tasks behind it wait at most that much
- * longer. The peek is lockless: a head that leaves after we read its age
- * was no younger than the tasks behind it, so the age taken is still the
- * oldest; one that already ran (queued_at 0) tells nothing about the tasks
- * behind it, and the task goes to the tail, which is always safe.
+ * longer. The peek is lockless: a head that leaves meanwhile was no younger
+ * than the tasks behind it.
  */
 static bool resume_at_head(u32 lvl, struct soryu_task_ctx *tctx, u64 now)
 {
@@ -47,10 +45,8 @@ static bool resume_at_head(u32 lvl, struct soryu_task_ctx *tctx, u64 now)
 	struct soryu_task_ctx *hctx;
 	u64 at;
 
-	if (!head)
+	if (!head || !(hctx = lookup_task_ctx(head)) || !READ_ONCE(hctx->queued_at))
 		return true;
-	if (!(hctx = lookup_task_ctx(head)) || !READ_ONCE(hctx->queued_at))
-		return false;
 	at = READ_ONCE(hctx->age_at);
 	if (time_after(now, at + starve_ns))
 		return false;
@@ -63,9 +59,9 @@ static bool resume_at_head(u32 lvl, struct soryu_task_ctx *tctx, u64 now)
  * Has the first task of @lvl been queued for longer than starve_ns? A FIFO
  * level's head carries its oldest age (tasks join at the tail, a resumed
  * task takes the head's age: resume_at_head()), so a fresh head means
- * nobody there starves. (With --vtime the head is the smallest vtime
- * instead; the per-level stamp in serve_starved() covers a stale task
- * behind a fresh head.) The peek is lockless: the head may leave before we read its
+ * nobody there starves. (With --vtime the head is the smallest vtime instead; the
+ * per-level stamp in serve_starved() covers a stale task behind a fresh
+ * head.) The peek is lockless: the head may leave before we read its
  * context, which only makes this look one dispatch late or early.
  */
 static bool head_stale(u32 lvl, u64 now, u64 *at)
