@@ -7,9 +7,10 @@
  * improves the boost, using up slices worsens it. Lower levels run first,
  * strictly; inside a level, FIFO (or vtime with --vtime). The one-word
  * lvl_bitmap says which levels may hold tasks, and lvl_nr[] how many they
- * hold, so dispatch only probes levels with tasks. A task queued for --starve-ms is served ahead of everything,
- * which BMQ itself never does. A queued task that outranks the level running
- * on some CPU kicks that CPU.
+ * hold, so dispatch only probes levels with tasks. A task queued for
+ * --starve-ms is served ahead of everything, which BMQ itself never does.
+ * A queued task that outranks the level running on some CPU kicks that
+ * CPU; a task preempted with slice left resumes at the head of its level.
  *
  * This file holds the knobs, the shared state and the callbacks; each
  * mechanism has a file of its own, included below: stats.bpf.c,

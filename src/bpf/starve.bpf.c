@@ -59,9 +59,9 @@ static bool resume_at_head(u32 lvl, struct soryu_task_ctx *tctx, u64 now)
  * Has the first task of @lvl been queued for longer than starve_ns? A FIFO
  * level's head carries its oldest age (tasks join at the tail, a resumed
  * task takes the head's age: resume_at_head()), so a fresh head means
- * nobody there starves. (With --vtime the head is the smallest vtime instead; the
- * per-level stamp in serve_starved() covers a stale task behind a fresh
- * head.) The peek is lockless: the head may leave before we read its
+ * nobody there starves. (With --vtime the head is the smallest vtime
+ * instead; the per-level stamp in serve_starved() covers a stale task
+ * behind a fresh head.) The peek is lockless: the head may leave before we read its
  * context, which only makes this look one dispatch late or early.
  */
 static bool head_stale(u32 lvl, u64 now, u64 *at)
