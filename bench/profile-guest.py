@@ -31,12 +31,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from guest import COMPILE_JOBS, SYSFS, Failed, boot_config, compile_tree, scx_state as state  # noqa: E402  (bench/guest.py)
+from guest import COMPILE_MAKE, SYSFS, Failed, boot_config, compile_tree, scx_state as state  # noqa: E402  (bench/guest.py)
 
 JOB_KIND = os.environ.get("SORYU_PROFILE_JOB", "hackbench")
 HACKBENCH = ["hackbench", "-g", "4", "-l", "50"]
 # A clean build each job: the tree is unpacked once, `make clean` is not timed.
-BUILD = ["make", "-s", f"-j{COMPILE_JOBS}", "linux"]
+BUILD = COMPILE_MAKE
 JOB = BUILD if JOB_KIND == "compile" else HACKBENCH
 CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq")
 
