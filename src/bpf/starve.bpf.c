@@ -36,8 +36,10 @@ static void grant_slice(void)
  * head_stale() relies on: it may be served early for it, never late, and
  * its own wait (queued_at) is measured as it was. Each resumed task holds
  * what is left of one slice, so the tasks behind it wait at most that much
- * longer. The peek is lockless: a head that leaves meanwhile was no younger
- * than the tasks behind it.
+ * longer. The peek is lockless: a head that leaves after we read its age
+ * was no younger than the tasks behind it, so the age taken is still the
+ * oldest; one that already ran (queued_at 0) tells nothing about the tasks
+ * behind it, and the task goes to the tail, which is always safe.
  */
 static bool resume_at_head(u32 lvl, struct soryu_task_ctx *tctx, u64 now)
 {
@@ -45,8 +47,10 @@ static bool resume_at_head(u32 lvl, struct soryu_task_ctx *tctx, u64 now)
 	struct soryu_task_ctx *hctx;
 	u64 at;
 
-	if (!head || !(hctx = lookup_task_ctx(head)) || !READ_ONCE(hctx->queued_at))
+	if (!head)
 		return true;
+	if (!(hctx = lookup_task_ctx(head)) || !READ_ONCE(hctx->queued_at))
+		return false;
 	at = READ_ONCE(hctx->age_at);
 	if (time_after(now, at + starve_ns))
 		return false;
