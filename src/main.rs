@@ -18,6 +18,7 @@ mod record;
 mod report;
 mod scheduler;
 mod stats;
+mod topology;
 
 use std::mem::MaybeUninit;
 use std::process::ExitCode;

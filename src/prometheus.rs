@@ -396,8 +396,13 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
     }
     o.counter(
         "scx_soryu_preempt_scans_total",
-        "Preemption attempts that read every CPU's level: no idle CPU, and the task's last CPU ran no worse level.",
+        "Preemption attempts that searched for a victim: no idle CPU, and the task's last CPU ran no worse level.",
         t.count("preempt_scans"),
+    );
+    o.counter(
+        "scx_soryu_preempt_fallbacks_total",
+        "Victim searches whose chosen LLC offered none, so that every CPU's level was read.",
+        t.count("preempt_fallbacks"),
     );
     o.counter(
         "scx_soryu_insert_failures_total",

@@ -20,8 +20,9 @@ use crate::stats::{BpfCost, Hists, Interval};
 /// stale level) replaces `level_mismatch`, 0 by construction. 4:
 /// `queued_max_us` (longest wait of any queued task) and `starve_bound_us`.
 /// 5: `preempt_deferred` (kicks left to the wakeup granularity's timer),
-/// `preempt_scans` and the `wakeup_gran_us` knob.
-pub const FORMAT: u32 = 5;
+/// `preempt_scans` and the `wakeup_gran_us` knob. 6: `preempt_fallbacks`
+/// (victim searches that read every CPU) and the header's `llcs`.
+pub const FORMAT: u32 = 6;
 
 /// One line of a --report-json file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -58,6 +59,9 @@ pub struct Header {
     pub kernel_hz: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nr_cpus: Option<u64>,
+    /// The CPUs of each LLC as the victim search groups them ("0-3").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llcs: Option<Vec<String>>,
     /// false under --no-hist: no latency, boost or level histograms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hist: Option<bool>,

@@ -111,8 +111,8 @@ pub fn format_text(index: u64, m: &Metrics) -> String {
     }
     let _ = writeln!(
         s,
-        "        preempt attempts {} idle {} kick {} deferred {} none {} ({}) scans {} | boost floor {} between {} ceiling {}",
-        m.preempt_attempts, m.preempt_idle, m.preempt_kicks, m.preempt_deferred, m.preempt_none, pct(m.preempt_none_pct, 1), m.preempt_scans,
+        "        preempt attempts {} idle {} kick {} deferred {} none {} ({}) scans {} fallback {} | boost floor {} between {} ceiling {}",
+        m.preempt_attempts, m.preempt_idle, m.preempt_kicks, m.preempt_deferred, m.preempt_none, pct(m.preempt_none_pct, 1), m.preempt_scans, m.preempt_fallbacks,
         pct(m.boost_floor_pct, 1), pct(m.boost_between_pct, 1), pct(m.boost_ceiling_pct, 1)
     );
     let _ = writeln!(
@@ -163,6 +163,7 @@ pub fn header_record(opts: &Opts, kernel_hz: u32, run_id: &str) -> Header {
         kernel: Some(kernel_release()),
         kernel_hz: Some(kernel_hz),
         nr_cpus: Some(libbpf_rs::num_possible_cpus().unwrap_or(0) as u64),
+        llcs: Some(crate::topology::layout().describe()),
         knobs: opts
             .knobs()
             .into_iter()

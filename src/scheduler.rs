@@ -89,6 +89,24 @@ fn libbpf_print(level: PrintLevel, msg: String) {
     }
 }
 
+/// The LLC layout into rodata (src/bpf/llc.bpf.c): each CPU's LLC, and the
+/// CPUs of LLC l at llc_cpus[llc_first[l]..llc_first[l + 1]]. CPUs past
+/// the BPF side's arrays are left out: only the fallback search reads them.
+fn set_layout(rodata: &mut crate::bpf_skel::types::rodata, layout: &crate::topology::Layout) {
+    let max_cpus = rodata.llc_cpus.len();
+    let mut at = 0;
+    rodata.nr_llcs = layout.llcs.len() as u32;
+    for (l, cpus) in layout.llcs.iter().enumerate() {
+        rodata.llc_first[l] = at as u32;
+        for &cpu in cpus.iter().filter(|&&c| c < max_cpus) {
+            rodata.cpu_llc[cpu] = l as u32;
+            rodata.llc_cpus[at] = cpu as u32;
+            at += 1;
+        }
+    }
+    rodata.llc_first[layout.llcs.len()] = at as u32;
+}
+
 pub fn install_libbpf_logger(verbose: bool) {
     VERBOSE.store(verbose, Ordering::Relaxed);
     libbpf_rs::set_print(Some((PrintLevel::Debug, libbpf_print)));
@@ -133,6 +151,7 @@ impl<'a> Scheduler<'a> {
         rodata.hist_on = !opts.no_hist;
         rodata.inject_error_ns = opts.inject_error_ms.map_or(0, |ms| ms * 1_000_000);
         rodata.inject_verifier_reject = opts.inject_verifier_reject;
+        set_layout(rodata, crate::topology::layout());
         if let Some(comm) = &opts.inject_stall {
             for (dst, src) in rodata.stall_comm.iter_mut().zip(comm.bytes()) {
                 *dst = src as _;
@@ -161,6 +180,13 @@ impl<'a> Scheduler<'a> {
             .launch()
             .context("cannot start the scx_stats server")?;
 
+        let llcs = crate::topology::layout().describe();
+        info!(
+            "topology: {} LLC{} for the victim search: {}",
+            llcs.len(),
+            if llcs.len() == 1 { "" } else { "s" },
+            llcs.join(" | ")
+        );
         info!(
             "scx_soryu {} attached: slice {} us, starve {} ms, wakeup granularity {} us, clear_bitmap={} boost_on_wake={} vtime={} cgroup_weight={}",
             report::version(),

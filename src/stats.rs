@@ -378,9 +378,12 @@ pub struct Metrics {
     #[stat(desc = "Attempts whose kick a timer sends when the victim has run --wakeup-gran-us")]
     #[serde(default)]
     pub preempt_deferred: u64,
-    #[stat(desc = "Attempts that read every CPU's level (no idle CPU, the last CPU no victim)")]
+    #[stat(desc = "Attempts that searched for a victim (no idle CPU, the last CPU no victim)")]
     #[serde(default)]
     pub preempt_scans: u64,
+    #[stat(desc = "Searches whose chosen LLC offered no victim, so every CPU's level was read")]
+    #[serde(default)]
+    pub preempt_fallbacks: u64,
     #[stat(desc = "preempt_none as a percentage of attempts; null without attempts")]
     #[serde(deserialize_with = "nullable")]
     pub preempt_none_pct: f64,
@@ -474,7 +477,7 @@ impl Metrics {
     /// between intervals only per second of interval (compare divides them
     /// by duration_s). Every other integer figure is a state
     /// (tasks_running), not a sum over time.
-    pub const COUNTS: [&'static str; 20] = [
+    pub const COUNTS: [&'static str; 21] = [
         "wakeups",
         "enqueue",
         "direct",
@@ -489,6 +492,7 @@ impl Metrics {
         "preempt_none",
         "preempt_deferred",
         "preempt_scans",
+        "preempt_fallbacks",
         "insert_fail",
         "bitmap_clear",
         "bitmap_repair",
@@ -590,6 +594,7 @@ impl Interval {
             preempt_none: c(soryu_counter_SORYU_CNT_PREEMPT_NONE),
             preempt_deferred: c(soryu_counter_SORYU_CNT_PREEMPT_DEFER),
             preempt_scans: c(soryu_counter_SORYU_CNT_PREEMPT_SCAN),
+            preempt_fallbacks: c(soryu_counter_SORYU_CNT_PREEMPT_FALLBACK),
             preempt_none_pct: pct(c(soryu_counter_SORYU_CNT_PREEMPT_NONE), attempts),
             insert_fail: c(soryu_counter_SORYU_CNT_INSERT_FAIL),
             bitmap_clear: c(soryu_counter_SORYU_CNT_BITMAP_CLEAR),

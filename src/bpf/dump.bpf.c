@@ -8,6 +8,7 @@
  *
  *   soryu: lvl_bitmap=0x...  vtime_now=...
  *   soryu: level L queued N last_served -Tms       (levels that hold tasks)
+ *   soryu: llc L levels_running 0x...               (per LLC, llc.bpf.c)
  *   soryu: cpu C level L grant G                    (per CPU)
  *   soryu: task boost B level L waited Tms ...      (per runnable task)
  */
@@ -21,7 +22,7 @@ static u64 ms_since(u64 now, u64 t)
 void BPF_STRUCT_OPS(soryu_dump, struct scx_dump_ctx *dctx)
 {
 	u64 now = scx_bpf_now();
-	u32 lvl;
+	u32 lvl, llc;
 
 	scx_bpf_dump("soryu: lvl_bitmap=0x%llx vtime_now=%llu starve_ms=%llu slice_us=%llu\n",
 		     READ_ONCE(lvl_bitmap), READ_ONCE(vtime_now),
@@ -34,6 +35,13 @@ void BPF_STRUCT_OPS(soryu_dump, struct scx_dump_ctx *dctx)
 			continue;
 		scx_bpf_dump("soryu: level %u queued %d last_served %llums ago\n",
 			     lvl, n, ms_since(now, READ_ONCE(*ls)));
+	}
+	bpf_for(llc, 0, nr_llcs) {
+		struct llc_ctx *lc = bpf_map_lookup_elem(&llc_ctxs, &llc);
+
+		if (lc)
+			scx_bpf_dump("soryu: llc %u levels_running 0x%llx\n", llc,
+				     READ_ONCE(lc->running));
 	}
 }
 

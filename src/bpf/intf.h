@@ -95,6 +95,13 @@ enum soryu_consts {
 	 */
 	SORYU_MAX_CPUS = 1024,
 
+	/*
+	 * LLCs the victim search tells apart (llc.bpf.c). The daemon folds a
+	 * machine with more into this many groups: a search then reads more
+	 * CPUs, never misses one.
+	 */
+	SORYU_MAX_LLCS = 256,
+
 	/* Kernel watchdog: a task runnable this long without running ejects us. */
 	SORYU_TIMEOUT_MS = 10000,
 };
@@ -114,7 +121,8 @@ enum soryu_counter {
 	SORYU_CNT_PREEMPT_KICK,		/* ... that preempted a CPU on a worse level */
 	SORYU_CNT_PREEMPT_NONE,		/* ... that found no CPU to take the task */
 	SORYU_CNT_PREEMPT_DEFER,	/* ... whose kick waited for the wakeup granularity */
-	SORYU_CNT_PREEMPT_SCAN,		/* ... that read every CPU's level (not idle, last CPU no victim) */
+	SORYU_CNT_PREEMPT_SCAN,		/* ... that searched for a victim (not idle, last CPU no victim) */
+	SORYU_CNT_PREEMPT_FALLBACK,	/* ... searches whose LLC had none: every CPU read */
 	SORYU_CNT_INSERT_FAIL,		/* DSQ inserts the kernel refused: must stay 0 */
 	SORYU_CNT_BITMAP_CLEAR,		/* level bits cleared (--clear-bitmap) */
 	SORYU_CNT_BITMAP_REPAIR,	/* bits the repair sweep had to set again */

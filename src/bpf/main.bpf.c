@@ -112,7 +112,9 @@ struct {
  * which other CPUs read to choose a preemption victim (preempt.bpf.c).
  */
 struct cpu_ctx {
+	/* written through show_level() only, which keeps the LLC summary */
 	u32 level;
+	u32 llc;	/* index of this CPU's LLC in llc_ctxs (llc.bpf.c) */
 	/*
 	 * 1 + the best level a kick promised this CPU to (0: none). Written by
 	 * kicking CPUs, cleared here by ops.dispatch and ops.running.
@@ -219,6 +221,9 @@ static void charge(struct task_struct *p, struct soryu_task_ctx *tctx)
 		tctx->granted = false;	/* the grant's slice was used */
 	}
 }
+
+/* The levels running, per LLC, for the victim search. */
+#include "llc.bpf.c"
 
 /* Preemption: a CPU for a newly queued task. */
 #include "preempt.bpf.c"
@@ -434,7 +439,7 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 		 */
 		scx_bpf_task_set_slice(prev, slice_left(pctx));
 		if (cctx)
-			cctx->level = pctx->granted ? SORYU_LVL_PCPU_KTHREAD : lvl;
+			show_level(cctx, pctx->granted ? SORYU_LVL_PCPU_KTHREAD : lvl);
 		stat_add(st, SORYU_CNT_KEEP, 1);
 	} else {
 		/*
@@ -443,7 +448,7 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 		 * show it as running the worst level, so try_preempt() kicks it.
 		 */
 		if (cctx)
-			cctx->level = SORYU_LVL_NONE;
+			show_level(cctx, SORYU_LVL_NONE);
 		stat_add(st, SORYU_CNT_DISPATCH_EMPTY, 1);
 	}
 
@@ -478,7 +483,6 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 	refresh_cgroup_nice(p, tctx);	/* a task placed on an idle CPU skips enqueue */
 	lvl = task_level(p, tctx);
 	if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero))) {
-		cctx->level = lvl;
 		cctx->started_at = now;
 		if (cctx->claim1)
 			WRITE_ONCE(cctx->claim1, 0);
@@ -493,8 +497,7 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 			tctx->used_ns = 0;
 			scx_bpf_task_set_slice(p, slice_ns);
 		}
-		if (tctx->granted)
-			cctx->level = SORYU_LVL_PCPU_KTHREAD;
+		show_level(cctx, tctx->granted ? SORYU_LVL_PCPU_KTHREAD : lvl);
 	}
 
 	/*
@@ -556,7 +559,7 @@ void BPF_STRUCT_OPS(soryu_cpu_release, s32 cpu, struct scx_cpu_release_args *arg
 	u32 zero = 0;
 
 	if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)))
-		cctx->level = SORYU_LVL_PCPU_KTHREAD;
+		show_level(cctx, SORYU_LVL_PCPU_KTHREAD);
 	scx_bpf_reenqueue_local();
 }
 
@@ -675,7 +678,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(soryu_init)
 			*ls = now;
 	}
 
-	if ((ret = init_kick_timers()))
+	if ((ret = init_llcs()) || (ret = init_kick_timers()))
 		return ret;
 	if (!clear_bitmap)
 		return 0;

@@ -109,22 +109,65 @@ static void kick_victim(s32 cpu, struct cpu_ctx *vctx, u32 lvl, u32 seen,
 	stat_add(st, SORYU_CNT_PREEMPT_KICK, 1);
 }
 
+/* A victim search in progress: the best candidate so far. */
+struct victim {
+	s32 cpu;		/* -1: none yet */
+	u32 level;		/* its level; the queued task's level while none */
+	struct cpu_ctx *cctx;	/* its cpu_ctx */
+	u32 from;		/* read CPUs from the one after this position */
+};
+
+/*
+ * Read @nr CPUs, from llc_cpus[@base] on (@list) or every CPU (!@list),
+ * starting after position @v->from, so that equal candidates are taken in
+ * a different order by tasks last run on different CPUs; keep in @v the
+ * one @p may use that runs the worst level worse than @v->level.
+ */
+static void scan_victims(struct task_struct *p, struct victim *v, bool list, u32 base, u32 nr)
+{
+	struct cpu_ctx *cctx;
+	u32 zero = 0, i, l;
+	s32 cpu;
+
+	bpf_for(i, 0, nr) {
+		cpu = (v->from + 1 + i) % nr;
+		if (list) {
+			if (base + cpu >= SORYU_MAX_CPUS)
+				break;
+			cpu = LLC_CPU(base + cpu);
+		}
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			continue;
+		cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
+		if (cctx && (l = target_level(cctx)) > v->level) {
+			v->level = l;
+			v->cpu = cpu;
+			v->cctx = cctx;
+		}
+	}
+}
+
 /*
  * After queueing @p at @lvl, find it a CPU: an idle one (its last CPU
  * first), else its last CPU if that runs a worse level, else the CPU
  * running the worst level strictly worse than @lvl (BMQ lets an equal
  * level finish its slice). The last CPU first keeps a woken task where its
- * cache is, and usually saves the scan of every CPU.
+ * cache is, and usually saves the search. The search reads the LLC
+ * summaries (pick_llc(), nearest LLC first on a tie) and then the CPUs of
+ * the LLC chosen; only when that LLC offers @p no victim (claims, @p's
+ * affinity, a summary a moment old) does it read every CPU.
  */
 static void try_preempt(struct task_struct *p, u32 lvl, struct soryu_stats *st)
 {
-	s32 cpu, prev = scx_bpf_task_cpu(p), victim = -1;
-	u32 worst = lvl, zero = 0, nr = scx_bpf_nr_cpu_ids(), i, l;
-	struct cpu_ctx *cctx, *vctx = NULL;
+	s32 cpu, prev = scx_bpf_task_cpu(p), llc;
+	struct victim v = { .cpu = -1, .level = lvl };
+	u32 zero = 0, base, nr, l;
+	struct cpu_ctx *cctx;
+	bool prev_ok = bpf_cpumask_test_cpu(prev, p->cpus_ptr);
 
 	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
 
-	if (bpf_cpumask_test_cpu(prev, p->cpus_ptr) && scx_bpf_test_and_clear_cpu_idle(prev))
+	if (prev_ok && scx_bpf_test_and_clear_cpu_idle(prev))
 		cpu = prev;
 	else
 		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
@@ -138,33 +181,33 @@ static void try_preempt(struct task_struct *p, u32 lvl, struct soryu_stats *st)
 		return;
 	}
 
-	if (bpf_cpumask_test_cpu(prev, p->cpus_ptr) &&
-	    (cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, prev)) &&
+	if (prev_ok && (cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, prev)) &&
 	    (l = target_level(cctx)) > lvl) {
 		kick_victim(prev, cctx, lvl, l, st);
 		return;
 	}
+	/* its one CPU, judged just now: nowhere else to look */
+	if (prev_ok && p->nr_cpus_allowed == 1) {
+		stat_add(st, SORYU_CNT_PREEMPT_NONE, 1);
+		return;
+	}
 
 	stat_add(st, SORYU_CNT_PREEMPT_SCAN, 1);
-	/*
-	 * The scan starts after the last CPU, so that equal candidates are
-	 * taken in a different order by tasks last run on different CPUs.
-	 * SORYU_LVL_NONE: never ran a soryu task or going idle, the worst.
-	 */
-	bpf_for(i, 1, nr) {
-		cpu = (prev + i) % nr;
-		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
-			continue;
-		cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
-		if (cctx && (l = target_level(cctx)) > worst) {
-			worst = l;
-			victim = cpu;
-			vctx = cctx;
+	llc = pick_llc(lvl, prev);
+	if (llc >= 0 && llc < SORYU_MAX_LLCS) {
+		base = LLC_FIRST(llc);
+		nr = LLC_FIRST(llc + 1) - base;
+		/* prev's place in the list is not known: its id spreads ties as well */
+		v.from = prev;
+		scan_victims(p, &v, true, base, nr);
+		if (v.cpu < 0 && nr_llcs > 1) {
+			stat_add(st, SORYU_CNT_PREEMPT_FALLBACK, 1);
+			scan_victims(p, &v, false, 0, scx_bpf_nr_cpu_ids());
 		}
 	}
 
-	if (vctx)
-		kick_victim(victim, vctx, lvl, worst, st);
+	if (v.cpu >= 0 && v.cctx)
+		kick_victim(v.cpu, v.cctx, lvl, v.level, st);
 	else
 		stat_add(st, SORYU_CNT_PREEMPT_NONE, 1);
 }

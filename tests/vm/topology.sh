@@ -5,7 +5,7 @@
 # that shape for this script). The 8 virtual CPUs share the host's cores,
 # so this is about correctness, not speed.
 #
-#   vm/run.sh tests/vm/topology.sh [shape default all-knobs]
+#   vm/run.sh tests/vm/topology.sh [shape default all-knobs victim]
 #
 # Cases:
 #   shape      the guest really has that shape: 8 online CPUs, 2 packages,
@@ -20,6 +20,14 @@
 #              the 8 CPUs spent at least half of its time in the window
 #              running tasks, which under sched_ext only soryu could have
 #              put there.
+#   victim     the per-LLC summary the preemption victim search reads
+#              (src/bpf/llc.bpf.c). The LLCs are the kernel's (each CPU's
+#              last cache level in sysfs, two here), and the daemon's report
+#              header must list the same. Under the CI load (one worker of
+#              each stressor per CPU) for SORYU_TOPOLOGY_SECS: searches
+#              happened (preempt_scans > 0); then, the load stopped, the
+#              loaded program's summary (bpftool) counts every CPU once, in
+#              its own LLC, with the bit of every counted level set.
 # Prints PASS/FAIL per case, then "N passed, M failed".
 set -euo pipefail
 
@@ -29,7 +37,7 @@ set -euo pipefail
 secs=${SORYU_TOPOLOGY_SECS:-20}
 want_cpus=8
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(shape default all-knobs)
+[ ${#cases[@]} -gt 0 ] || cases=(shape default all-knobs victim)
 
 # per CPU, "cpuN busy total": jiffies running tasks (user + nice +
 # system) and all jiffies the CPU accounted (idle and iowait too). A share
@@ -80,13 +88,95 @@ load_case() { # load_case NAME KNOB_VALUE: the three knobs all off or all on
   case_end
 }
 
+# The kernel's LLCs, one CPU list per line, in order of their first CPU:
+# per CPU, the shared_cpu_list of its highest cache level that is not an
+# instruction cache.
+kernel_llcs() {
+  local d c best lvl
+  for d in /sys/devices/system/cpu/cpu[0-9]*; do
+    best='' lvl=0
+    for c in "$d"/cache/index*; do
+      [ -e "$c/level" ] && [ "$(cat "$c/type")" != Instruction ] || continue
+      if [ "$(cat "$c/level")" -gt "$lvl" ]; then lvl=$(cat "$c/level"); best=$(cat "$c/shared_cpu_list"); fi
+    done
+    echo "${best:-none}"
+  done | sort -u | sort -t- -k1,1n
+}
+first_cpu() { local l=${1%%,*}; echo "${l%%-*}"; }
+last_cpu() { local l=${1##*,}; echo "${l##*-}"; }
+expand() { local p a b; for p in ${1//,/ }; do a=${p%%-*} b=${p##*-}; seq "$a" "$b"; done; }
+
+# The per-LLC summary of the loaded program, one "LLC running-bitmap
+# count0,count1,..." line per entry below $1 (bpftool's dump of llc_ctxs).
+llc_summary() {
+  bpftool -j map dump name llc_ctxs 2>/dev/null |
+    jq -r --argjson n "$1" '.[] | (.formatted // .) | select(.key < $n) |
+      "\(.key) \(.value.running) \(.value.nr_at | map(tostring) | join(","))"'
+}
+
+# Does the summary in $1 (llc_summary) count each LLC's CPUs exactly, with
+# the bit of every counted level set? Prints what is wrong, if anything.
+summary_wrong() {
+  local i=0 l key bits counts sum want lvl c
+  while read -r l; do
+    want=$(expand "$l" | wc -l)
+    read -r key bits counts < <(awk -v k="$i" '$1 == k' <<<"$1")
+    [ -n "${counts:-}" ] || { echo "LLC $i missing"; return; }
+    sum=0 lvl=0
+    for c in ${counts//,/ }; do
+      sum=$((sum + c))
+      if [ "$c" -gt 0 ] && [ $(((bits >> lvl) & 1)) = 0 ]; then echo "LLC $i: level $lvl counted $c with its bit clear"; fi
+      lvl=$((lvl + 1))
+    done
+    [ "$sum" = "$want" ] || echo "LLC $i ($l): $sum CPUs counted, $want in it"
+    i=$((i + 1))
+  done <<<"$LLCS"
+}
+
+victim_case() {
+  local out s wrong=x i f=$SORYU_OUT/victim
+  case_begin victim
+  LLCS=$(kernel_llcs)
+  trace "the kernel's LLCs: $(tr '\n' ' ' <<<"$LLCS")"
+  [ "$(wc -l <<<"$LLCS")" -ge 2 ] && ! grep -q none <<<"$LLCS" ||
+    fail "the guest shows $(wc -l <<<"$LLCS") LLC(s) ($(tr '\n' ' ' <<<"$LLCS")): the case needs two or more"
+  if sched_start --report-sec 2 && sched_wait_enabled; then
+    SORYU_LOAD_N=$want_cpus load_start "$secs"
+    watch_running "$secs"
+    load_stop
+    sleep 3 # the report interval that holds the load's end
+    out=$(head -n1 "$SORYU_OUT/victim.jsonl" | jq -r '.llcs // [] | join(" ")')
+    check "the daemon's LLCs are the kernel's" "a == b" a="$out" b="$(tr '\n' ' ' <<<"$LLCS" | sed 's/ $//')"
+    check "victims were searched for through the LLC summaries" "s > 0" \
+      s="$(jq -s 'map(select(.type == "interval") | .preempt_scans) | add // 0' "$SORYU_OUT/victim.jsonl")"
+    # At rest a CPU is counted twice only inside show_level(): one read of
+    # three without that moment is enough; a lost or doubled count fails
+    # all three.
+    for i in 1 2 3; do
+      s=$(llc_summary "$(wc -l <<<"$LLCS")")
+      echo "$s" >"$f.summary.$i"
+      wrong=$(summary_wrong "$s")
+      [ -n "$wrong" ] || break
+      sleep 0.5
+    done
+    [ -z "$wrong" ] || fail "the per-LLC summary is off in three reads: $(tr '\n' ';' <<<"$wrong")"
+    trace "per-LLC summary: $(tr '\n' ';' <<<"$s")"
+    sched_stop
+    sched_wait_disabled
+  fi
+  report_check
+  dmesg_check
+  case_end
+}
+
 echo "topology: $(uname -r), $(nproc) CPUs, ${secs}s of load per case"
 for c in "${cases[@]}"; do
   case $c in
     shape) shape_case ;;
     default) load_case default false ;;
     all-knobs) load_case all-knobs true ;;
-    *) echo "topology: unknown case '$c' (shape, default, all-knobs)" >&2; exit 2 ;;
+    victim) victim_case ;;
+    *) echo "topology: unknown case '$c' (shape, default, all-knobs, victim)" >&2; exit 2 ;;
   esac
 done
 summary
