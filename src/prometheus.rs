@@ -401,7 +401,7 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
     );
     o.counter(
         "scx_soryu_preempt_fallbacks_total",
-        "Victim searches whose chosen LLC offered none, so that every CPU's level was read.",
+        "Victim searches that read every CPU's level: tasks that may not use every CPU.",
         t.count("preempt_fallbacks"),
     );
     o.counter(

@@ -381,7 +381,7 @@ pub struct Metrics {
     #[stat(desc = "Attempts that searched for a victim (no idle CPU, the last CPU no victim)")]
     #[serde(default)]
     pub preempt_scans: u64,
-    #[stat(desc = "Searches whose chosen LLC offered no victim, so every CPU's level was read")]
+    #[stat(desc = "Searches that read every CPU's level: tasks that may not use every CPU")]
     #[serde(default)]
     pub preempt_fallbacks: u64,
     #[stat(desc = "preempt_none as a percentage of attempts; null without attempts")]

@@ -122,7 +122,7 @@ enum soryu_counter {
 	SORYU_CNT_PREEMPT_NONE,		/* ... that found no CPU to take the task */
 	SORYU_CNT_PREEMPT_DEFER,	/* ... whose kick waited for the wakeup granularity */
 	SORYU_CNT_PREEMPT_SCAN,		/* ... that searched for a victim (not idle, last CPU no victim) */
-	SORYU_CNT_PREEMPT_FALLBACK,	/* ... searches whose LLC had none: every CPU read */
+	SORYU_CNT_PREEMPT_FALLBACK,	/* ... searches of a task that may not use every CPU: every CPU read */
 	SORYU_CNT_INSERT_FAIL,		/* DSQ inserts the kernel refused: must stay 0 */
 	SORYU_CNT_BITMAP_CLEAR,		/* level bits cleared (--clear-bitmap) */
 	SORYU_CNT_BITMAP_REPAIR,	/* bits the repair sweep had to set again */

@@ -10,8 +10,8 @@
  *
  * The summary is a hint, as the levels it sums are: a CPU may switch tasks
  * right after another CPU read it. It can mislead a search for a moment,
- * never lose a CPU: the search falls back to reading every CPU when the
- * LLC it chose offers no victim.
+ * never hide a CPU for longer (see try_preempt() for how far a search
+ * reads).
  * Included by main.bpf.c, after its globals and maps.
  */
 
@@ -157,11 +157,12 @@ static u32 llc_worst(struct llc_ctx *lc, u32 lvl)
 }
 
 /*
- * The LLC that shows the worst level worse than @lvl, nearest first on a
- * tie: @near's own LLC, then the others in index order from there. -1 when
- * no LLC shows a level worse than @lvl: then no CPU runs one.
+ * The LLC other than @skip that shows the worst level worse than @lvl,
+ * nearest first on a tie: @near's own LLC, then the others in index order
+ * from there. -1 when none shows a level worse than @lvl: then no CPU
+ * there runs one.
  */
-static s32 pick_llc(u32 lvl, s32 near)
+static s32 pick_llc(u32 lvl, s32 near, s32 skip)
 {
 	u32 i, l, w, worst = lvl, n = nr_llcs, first;
 	s32 pick = -1;
@@ -172,7 +173,7 @@ static s32 pick_llc(u32 lvl, s32 near)
 	first = near >= 0 && near < SORYU_MAX_CPUS ? LLC_OF(near) : 0;
 	bpf_for(i, 0, n) {
 		l = (first + i) % n;
-		if (!(lc = bpf_map_lookup_elem(&llc_ctxs, &l)))
+		if ((s32)l == skip || !(lc = bpf_map_lookup_elem(&llc_ctxs, &l)))
 			continue;
 		w = llc_worst(lc, lvl);
 		if (w > worst) {

@@ -154,14 +154,18 @@ static void scan_victims(struct task_struct *p, struct victim *v, bool list, u32
  * level finish its slice). The last CPU first keeps a woken task where its
  * cache is, and usually saves the search. The search reads the LLC
  * summaries (pick_llc(), nearest LLC first on a tie) and then the CPUs of
- * the LLC chosen; only when that LLC offers @p no victim (claims, @p's
- * affinity, a summary a moment old) does it read every CPU.
+ * the LLC chosen; when that LLC offers no victim (its CPUs claimed by
+ * other wakeups, or the summary a moment old), the CPUs of the next
+ * worst LLC, and no more: a victim left in a third LLC only costs @p the
+ * wait for a slice end, which the starvation bound already counts. A task
+ * that may not use every CPU reads the CPUs it may use instead: the
+ * summaries do not say which LLCs those are.
  */
 static void try_preempt(struct task_struct *p, u32 lvl, struct soryu_stats *st)
 {
 	s32 cpu, prev = scx_bpf_task_cpu(p), llc;
 	struct victim v = { .cpu = -1, .level = lvl };
-	u32 zero = 0, base, nr, l;
+	u32 zero = 0, base, l, nr_cpus = scx_bpf_nr_cpu_ids();
 	struct cpu_ctx *cctx;
 	bool prev_ok = bpf_cpumask_test_cpu(prev, p->cpus_ptr);
 
@@ -193,16 +197,17 @@ static void try_preempt(struct task_struct *p, u32 lvl, struct soryu_stats *st)
 	}
 
 	stat_add(st, SORYU_CNT_PREEMPT_SCAN, 1);
-	llc = pick_llc(lvl, prev);
-	if (llc >= 0 && llc < SORYU_MAX_LLCS) {
+	/* prev's place in an LLC's list is not known: its id spreads ties as well */
+	v.from = prev;
+	if (p->nr_cpus_allowed < nr_cpus) {
+		stat_add(st, SORYU_CNT_PREEMPT_FALLBACK, 1);
+		scan_victims(p, &v, false, 0, nr_cpus);
+	} else if ((llc = pick_llc(lvl, prev, -1)) >= 0) {
 		base = LLC_FIRST(llc);
-		nr = LLC_FIRST(llc + 1) - base;
-		/* prev's place in the list is not known: its id spreads ties as well */
-		v.from = prev;
-		scan_victims(p, &v, true, base, nr);
-		if (v.cpu < 0 && nr_llcs > 1) {
-			stat_add(st, SORYU_CNT_PREEMPT_FALLBACK, 1);
-			scan_victims(p, &v, false, 0, scx_bpf_nr_cpu_ids());
+		scan_victims(p, &v, true, base, LLC_FIRST(llc + 1) - base);
+		if (v.cpu < 0 && (llc = pick_llc(lvl, prev, llc)) >= 0) {
+			base = LLC_FIRST(llc);
+			scan_victims(p, &v, true, base, LLC_FIRST(llc + 1) - base);
 		}
 	}
 
