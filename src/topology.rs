@@ -52,8 +52,10 @@ fn llc_key(sys: &Path, cpu: usize) -> Option<usize> {
         let (Some(level), Some(shared)) = (read("level"), read("shared_cpu_list")) else {
             continue;
         };
-        let (Ok(level), Some(first)) = (level.trim().parse::<u32>(), parse_cpu_list(&shared)?.first().copied())
-        else {
+        let (Ok(level), Some(first)) = (
+            level.trim().parse::<u32>(),
+            parse_cpu_list(&shared)?.first().copied(),
+        ) else {
             continue;
         };
         if best.is_none_or(|(l, _)| level > l) {
@@ -148,7 +150,10 @@ mod tests {
 
     #[test]
     fn cpu_lists_round_trip() {
-        assert_eq!(parse_cpu_list("0-3,8,10-11\n"), Some(vec![0, 1, 2, 3, 8, 10, 11]));
+        assert_eq!(
+            parse_cpu_list("0-3,8,10-11\n"),
+            Some(vec![0, 1, 2, 3, 8, 10, 11])
+        );
         assert_eq!(cpu_list(&[0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11");
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list("a"), None);
@@ -158,7 +163,16 @@ mod tests {
     #[test]
     fn groups_by_key_in_order_of_first_cpu() {
         // two sockets with SMT siblings numbered apart: 0,1,4,5 and 2,3,6,7
-        let keys = [(0, 0), (1, 0), (2, 2), (3, 2), (4, 0), (5, 0), (6, 2), (7, 2)];
+        let keys = [
+            (0, 0),
+            (1, 0),
+            (2, 2),
+            (3, 2),
+            (4, 0),
+            (5, 0),
+            (6, 2),
+            (7, 2),
+        ];
         let l = group(&keys, 8, 256);
         assert_eq!(l.llcs, vec![vec![0, 1, 4, 5], vec![2, 3, 6, 7]]);
         assert_eq!(l.describe(), vec!["0-1,4-5", "2-3,6-7"]);
@@ -178,7 +192,10 @@ mod tests {
     fn too_many_llcs_fold_and_lose_no_cpu() {
         let keys: Vec<(usize, usize)> = (0..10).map(|c| (c, c)).collect();
         let l = group(&keys, 10, 4);
-        assert_eq!(l.llcs, vec![vec![0, 4, 8], vec![1, 5, 9], vec![2, 6], vec![3, 7]]);
+        assert_eq!(
+            l.llcs,
+            vec![vec![0, 4, 8], vec![1, 5, 9], vec![2, 6], vec![3, 7]]
+        );
         let mut all: Vec<usize> = l.llcs.concat();
         all.sort_unstable();
         assert_eq!(all, (0..10).collect::<Vec<_>>());
