@@ -147,6 +147,14 @@ static void scan_victims(struct task_struct *p, struct victim *v, bool list, u32
 	}
 }
 
+/* scan_victims() over the CPUs of LLC @llc. */
+static void scan_llc(struct task_struct *p, struct victim *v, s32 llc)
+{
+	u32 base = LLC_FIRST(llc);
+
+	scan_victims(p, v, true, base, LLC_FIRST(llc + 1) - base);
+}
+
 /*
  * After queueing @p at @lvl, find it a CPU: an idle one (its last CPU
  * first), else its last CPU if that runs a worse level, else the CPU
@@ -165,7 +173,7 @@ static void try_preempt(struct task_struct *p, u32 lvl, struct soryu_stats *st)
 {
 	s32 cpu, prev = scx_bpf_task_cpu(p), llc;
 	struct victim v = { .cpu = -1, .level = lvl };
-	u32 zero = 0, base, l, nr_cpus = scx_bpf_nr_cpu_ids();
+	u32 zero = 0, l, nr_cpus = scx_bpf_nr_cpu_ids();
 	struct cpu_ctx *cctx;
 	bool prev_ok = bpf_cpumask_test_cpu(prev, p->cpus_ptr);
 
@@ -203,12 +211,9 @@ static void try_preempt(struct task_struct *p, u32 lvl, struct soryu_stats *st)
 		stat_add(st, SORYU_CNT_PREEMPT_FALLBACK, 1);
 		scan_victims(p, &v, false, 0, nr_cpus);
 	} else if ((llc = pick_llc(lvl, prev, -1)) >= 0) {
-		base = LLC_FIRST(llc);
-		scan_victims(p, &v, true, base, LLC_FIRST(llc + 1) - base);
-		if (v.cpu < 0 && (llc = pick_llc(lvl, prev, llc)) >= 0) {
-			base = LLC_FIRST(llc);
-			scan_victims(p, &v, true, base, LLC_FIRST(llc + 1) - base);
-		}
+		scan_llc(p, &v, llc);
+		if (v.cpu < 0 && (llc = pick_llc(lvl, prev, llc)) >= 0)
+			scan_llc(p, &v, llc);
 	}
 
 	if (v.cpu >= 0 && v.cctx)
