@@ -132,6 +132,9 @@ struct cpu_ctx {
 	/* this CPU's own queue held a stale task at the last look (pinned.bpf.c) */
 	bool pin_starving;
 	u64 pin_next_look;
+	/* places handed out in this CPU's own queue, at tails and at heads */
+	u64 pin_tails;
+	u64 pin_heads;
 };
 
 struct {
@@ -223,6 +226,14 @@ static void charge(struct task_struct *p, struct soryu_task_ctx *tctx)
 		tctx->boost = soryu_boost_after_expiry(tctx->boost, p->policy);
 		tctx->granted = false;	/* the grant's slice was used */
 	}
+}
+
+/* --vtime: @p's place in its level. A sleeper's credit is worth at most one slice. */
+static u64 clamped_vtime(const struct task_struct *p)
+{
+	u64 vt = p->scx.dsq_vtime, floor = READ_ONCE(vtime_now) - slice_ns;
+
+	return time_before(vt, floor) ? floor : vt;
 }
 
 /* The levels running, per LLC, for the victim search. */
@@ -319,23 +330,16 @@ static bool stall_injected(const struct task_struct *p)
 static bool queue_on_level(struct task_struct *p, struct soryu_task_ctx *tctx, u32 lvl,
 			   u64 slice, bool resume, u64 enq_flags)
 {
-	u64 vt, floor;
 	bool ok;
 
 	if (resume && !vtime_on && resume_at_head(lvl, tctx, scx_bpf_now()))
 		enq_flags |= SCX_ENQ_HEAD;
 	mark_level(lvl);
 
-	if (vtime_on) {
-		/* A sleeper's credit is worth at most one slice. */
-		vt = p->scx.dsq_vtime;
-		floor = READ_ONCE(vtime_now) - slice_ns;
-		if (time_before(vt, floor))
-			vt = floor;
-		ok = scx_bpf_dsq_insert_vtime(p, lvl, slice, vt, enq_flags);
-	} else {
+	if (vtime_on)
+		ok = scx_bpf_dsq_insert_vtime(p, lvl, slice, clamped_vtime(p), enq_flags);
+	else
 		ok = scx_bpf_dsq_insert(p, lvl, slice, enq_flags);
-	}
 	/* before the insert lands: see count_level() */
 	count_level(tctx, ok ? lvl + 1 : 0);
 	return ok;
@@ -396,7 +400,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	if (pins_to_one_cpu(p)) {
 		/* its CPU's own queue: counted on no shared level */
 		count_level(tctx, 0);
-		ok = pin_enqueue(p, tctx, lvl, slice, enq_flags);
+		ok = pin_enqueue(p, tctx, lvl, slice, resume, enq_flags);
 		if (ok)
 			stat_add(st, SORYU_CNT_PINNED, 1);
 	} else {

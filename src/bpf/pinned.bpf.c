@@ -9,58 +9,75 @@
  * queue per CPU for every task.
  *
  * The queue is one DSQ per CPU, SORYU_PIN_DSQ + cpu, ordered by pin_key():
- * level first, then age. Its first task is therefore its best level's
- * oldest, and dispatch compares that level with the shared ones, so strict
- * priority holds across both (soryu_dispatch()). The starvation rule reads
- * the whole queue for its oldest task (pin_stale()): level order hides a
- * stale task behind better ones.
- *
- * What the own queue does not do: resume a preempted task at the head of
- * its level (it stays on its CPU's cache anyway, the point of resuming),
- * or order a level by vtime under --vtime (a pinned task competes only
- * with the tasks pinned to the same CPU, first come first served).
+ * level first, then the order a shared level would give (FIFO with a
+ * preempted task back at the head, or vtime with --vtime), so the policy
+ * a task meets does not depend on which queue holds it. Its first task is
+ * its best level's, and dispatch compares that level with the shared
+ * ones, so strict priority holds across both (soryu_dispatch()). The
+ * starvation rule reads the whole queue for its oldest task (pin_stale()):
+ * the order hides a stale task behind better ones.
  * Included by main.bpf.c, after its globals and maps.
  */
 
-/* Age bits of pin_key(): 2^58 ns is over nine years of uptime. */
-#define PIN_AGE_BITS	58
-#define PIN_AGE_MASK	((1ULL << PIN_AGE_BITS) - 1)
+/* pin_key(): the level above bit 58, the place in the level below it. */
+#define PIN_LVL_SHIFT	58
+#define PIN_ORD_MASK	((1ULL << PIN_LVL_SHIFT) - 1)
+/* FIFO places: tails count up from here, heads down (2^57 each way). */
+#define PIN_FIFO_MID	(1ULL << (PIN_LVL_SHIFT - 1))
 
 static bool pins_to_one_cpu(const struct task_struct *p)
 {
 	return p->nr_cpus_allowed == 1;
 }
 
-/* The own queue of @p's one CPU. */
-static u64 pin_dsq_of(const struct task_struct *p)
-{
-	return SORYU_PIN_DSQ + bpf_cpumask_first(p->cpus_ptr);
-}
-
 /*
- * Queue order: level, then the stamp the starvation rule ages (age_at), so
- * a task queued again before it ran keeps its place, and a level's first
- * task is its oldest.
+ * The place of @p in the own queue of @cctx's CPU: its level, then within
+ * the level what a shared level's DSQ does with SCX_ENQ_HEAD and tail
+ * inserts (a vtime DSQ has no head insert): tails take rising numbers,
+ * heads falling ones, from two counters of that CPU. A preempted task
+ * (@resume) goes to the head unless a task of the queue starves (the rule
+ * of resume_at_head()); with --vtime, the place is its vtime, clamped as
+ * on a shared level (saved by pin_enqueue()). The counters are written by
+ * ops.enqueue under the runqueue lock of the task's CPU, which for a task
+ * with one CPU is that CPU's, so they do not race; they would wrap after
+ * 2^57 inserts.
  */
-static u64 pin_key(u32 lvl, const struct soryu_task_ctx *tctx)
+static u64 pin_key(const struct soryu_task_ctx *tctx, u32 lvl, bool resume,
+		   struct cpu_ctx *cctx)
 {
-	return ((u64)lvl << PIN_AGE_BITS) | (tctx->age_at & PIN_AGE_MASK);
+	u64 ord;
+
+	if (vtime_on)
+		ord = tctx->pin_vtime;
+	else if (resume && !cctx->pin_starving)
+		ord = PIN_FIFO_MID - ++cctx->pin_heads;
+	else
+		ord = PIN_FIFO_MID + ++cctx->pin_tails;
+	return ((u64)lvl << PIN_LVL_SHIFT) | (ord & PIN_ORD_MASK);
 }
 
 /*
  * Queue @p on its CPU's own queue (ops.enqueue). The DSQ insert writes the
- * key into p->scx.dsq_vtime; with --vtime the task's own vtime is kept in
- * its context and put back when it runs or joins a shared level
- * (pin_restore_vtime()).
+ * key into p->scx.dsq_vtime; with --vtime the task's own vtime, clamped as
+ * a shared level would, is kept in its context and put back when it runs
+ * or joins a shared level (pin_restore_vtime()).
  */
 static bool pin_enqueue(struct task_struct *p, struct soryu_task_ctx *tctx, u32 lvl,
-			u64 slice, u64 enq_flags)
+			u64 slice, bool resume, u64 enq_flags)
 {
+	s32 cpu = bpf_cpumask_first(p->cpus_ptr);
+	struct cpu_ctx *cctx;
+	u32 zero = 0;
+
+	if (!(cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu)))
+		return false;
+	/* not once more when queued again: the field holds the key by then */
 	if (vtime_on && !tctx->pin_queued)
-		tctx->pin_vtime = p->scx.dsq_vtime;
+		tctx->pin_vtime = clamped_vtime(p);
 	tctx->pin_queued = 1;
-	return scx_bpf_dsq_insert_vtime(p, pin_dsq_of(p), slice, pin_key(lvl, tctx),
-					enq_flags & ~SCX_ENQ_HEAD);
+	/* a vtime DSQ takes no head insert: pin_key() places the task */
+	return scx_bpf_dsq_insert_vtime(p, SORYU_PIN_DSQ + cpu, slice,
+					pin_key(tctx, lvl, resume, cctx), enq_flags & ~SCX_ENQ_HEAD);
 }
 
 /* Off the own queue (it runs, or joins a shared level): its vtime back. */

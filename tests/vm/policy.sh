@@ -11,6 +11,18 @@
 #            most tick/starve_ms of the CPU = 4 ms/100 ms = 4% at HZ=250.
 #            Expected: worse share <= 8% (twice the bound, for emulation);
 #            a scheduler that ignored levels would split 50/50.
+#            Both hogs may use one CPU only, so both sit on that CPU's own
+#            queue (pinned.bpf.c): this is strict priority inside it.
+#   mixed    strict priority between a CPU's own queue and the shared
+#            levels, both ways: on the last CPU a pinned hog, beside one
+#            hog per CPU that may use every CPU, all at the ceiling. A
+#            pinned nice 5 hog under nice 0 hogs runs on starvation grants
+#            only: expected <= 8% of its CPU, as in strict (a dispatch
+#            that took the own queue first would give it all of it). A
+#            pinned nice 0 hog over nice 5 hogs keeps its CPU: expected
+#            >= 80% (a dispatch that took the shared levels first would
+#            leave it the grants alone, about 4%). The report counts the
+#            pinned hog's enqueues on the own queue (pinned > 0).
 #   order    three nice -20 hogs and a nice 4 waker (every 20 ms) pinned to
 #            one CPU: hogs at the ceiling and the waker at the floor share
 #            level 13. FIFO (default): the waker queues behind the two
@@ -106,6 +118,34 @@ c_strict() {
   check "the worse level's share of the CPU" "(b1 - b0) / ((a1 - a0) + (b1 - b0)) <= 0.08" a0="$a0" a1="$a1" b0="$b0" b1="$b1"
   check "the two hogs had the CPU" "((a1 - a0) + (b1 - b0)) / 1e9 >= 0.7 * $secs" a0="$a0" a1="$a1" b0="$b0" b1="$b1"
   check "the worse level still ran (starvation grants)" "b1 - b0 > 0" b0="$b0" b1="$b1"
+}
+
+# mixed_phase PINNED_NICE SHARED_NICE SECS: the pinned hog's CPU time (ns)
+# over SECS, after 3 s for every hog to reach the ceiling.
+mixed_phase() {
+  local h i t0 t1
+  hog "$1" "$last"
+  h=$HOG
+  for i in $(seq "$ncpu"); do hog "$2" "0-$last"; done
+  sleep 3
+  t0=$(cputime "$h")
+  sleep "$3"
+  t1=$(cputime "$h")
+  kill_all
+  echo $((t1 - t0))
+}
+
+c_mixed() {
+  local worse better secs=10
+  worse=$(mixed_phase 5 0 "$secs")
+  better=$(mixed_phase 0 5 "$secs")
+  echo "  mixed: pinned nice 5 under shared nice 0 ran $((worse / 1000000)) ms," \
+    "pinned nice 0 over shared nice 5 ran $((better / 1000000)) ms, of ${secs}s each"
+  check "a worse pinned task yields its CPU to better shared levels (share)" "w / 1e9 <= 0.08 * $secs" w="$worse"
+  check "a better pinned task keeps its CPU against worse shared levels (share)" "b / 1e9 >= 0.8 * $secs" b="$better"
+  check "the worse pinned task still ran (starvation grants)" "w > 0" w="$worse"
+  sleep 3
+  check "pinned tasks were queued on their CPU's own queue" "p > 0" p="$(report_sum pinned)"
 }
 
 c_order() {
@@ -296,7 +336,7 @@ c_boost() {
 }
 
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(strict order preempt idle gran resume boost)
+[ ${#cases[@]} -gt 0 ] || cases=(strict mixed order preempt idle gran resume boost)
 echo "policy: $(uname -r), $ncpu CPUs: ${cases[*]}"
 for c in "${cases[@]}"; do
   for knobs in default all-on; do
