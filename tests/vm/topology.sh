@@ -5,7 +5,7 @@
 # that shape for this script). The 8 virtual CPUs share the host's cores,
 # so this is about correctness, not speed.
 #
-#   vm/run.sh tests/vm/topology.sh [shape default all-knobs victim smt]
+#   vm/run.sh tests/vm/topology.sh [shape default all-knobs victim]
 #
 # Cases:
 #   shape      the guest really has that shape: 8 online CPUs, 2 packages,
@@ -28,16 +28,6 @@
 #              happened (preempt_scans > 0); then, the load stopped, the
 #              loaded program's summary (bpftool) counts every CPU once, in
 #              its own LLC, with the bit of every counted level set.
-#   smt        a waking task is placed on a whole idle core: four tasks
-#              that run 2 ms and sleep 0.5 ms, on 4 cores of 2 threads,
-#              sampled every 20 ms for SORYU_TOPOLOGY_SECS (their state and
-#              CPU in /proc/PID/stat); in the samples where two or more of
-#              them were running, the share in which two shared a core.
-#              The kernel's idle selection, which soryu's ops.select_cpu
-#              calls, takes a whole idle core first (the task's last one if
-#              idle): expected <= 10%. Filling CPUs in id order instead
-#              (0 and 1 are siblings) shares a core in most samples, and
-#              so, at random, would 3 placements in 4.
 # Prints PASS/FAIL per case, then "N passed, M failed".
 set -euo pipefail
 
@@ -47,7 +37,7 @@ set -euo pipefail
 secs=${SORYU_TOPOLOGY_SECS:-20}
 want_cpus=8
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(shape default all-knobs victim smt)
+[ ${#cases[@]} -gt 0 ] || cases=(shape default all-knobs victim)
 
 # per CPU, "cpuN busy total": jiffies running tasks (user + nice +
 # system) and all jiffies the CPU accounted (idle and iowait too). A share
@@ -143,64 +133,6 @@ summary_wrong() {
   done <<<"$LLCS"
 }
 
-# Sample the tasks in $@ every 20 ms for $secs: prints "S SHARED", the
-# samples in which two or more of them were running (state R) and, of
-# those, the samples in which two running ones were on one core.
-sample_cores() {
-  python3 - "$secs" "$@" <<'PY'
-import sys, time
-secs, pids = float(sys.argv[1]), sys.argv[2:]
-def core(cpu):
-    with open(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list") as f:
-        return f.read().strip()
-cores = {}
-samples = shared = 0
-end = time.monotonic() + secs
-while time.monotonic() < end:
-    running = []
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] == "R":
-            cpu = int(fields[36])  # field 39, "processor": 39 - 3
-            running.append(cores.setdefault(cpu, core(cpu)))
-    if len(running) >= 2:
-        samples += 1
-        shared += len(set(running)) < len(running)
-    time.sleep(0.02)
-print(samples, shared)
-PY
-}
-
-smt_case() {
-  local here pids=() i s n sh
-  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-  case_begin smt
-  if sched_start --report-sec 2 && sched_wait_enabled; then
-    for i in 1 2 3 4; do
-      python3 "$here/policy_probe.py" duty 2 0.5 $((secs + 30)) >/dev/null &
-      pids+=($!)
-      PIDS+=($!)
-    done
-    sleep 2
-    s=$(sample_cores "${pids[@]}")
-    kill_all
-    read -r n sh <<<"$s"
-    trace "smt: $n samples with two or more running, $sh of them with two on one core"
-    echo "  smt: $n samples with two or more of the tasks running, $sh with two on one core"
-    check "samples taken" "n >= 100" n="$n"
-    check "waking tasks took whole idle cores (share of samples with a core shared)" "sh <= 0.1 * n" sh="$sh" n="$n"
-    sched_stop
-    sched_wait_disabled
-  fi
-  report_check
-  dmesg_check
-  case_end
-}
-
 victim_case() {
   local out s wrong=x i f=$SORYU_OUT/victim
   case_begin victim
@@ -244,8 +176,7 @@ for c in "${cases[@]}"; do
     default) load_case default false ;;
     all-knobs) load_case all-knobs true ;;
     victim) victim_case ;;
-    smt) smt_case ;;
-    *) echo "topology: unknown case '$c' (shape, default, all-knobs, victim, smt)" >&2; exit 2 ;;
+    *) echo "topology: unknown case '$c' (shape, default, all-knobs, victim)" >&2; exit 2 ;;
   esac
 done
 summary
