@@ -135,6 +135,8 @@ struct cpu_ctx {
 	/* places handed out in this CPU's own queue, at tails and at heads */
 	u64 pin_tails;
 	u64 pin_heads;
+	/* tasks counted on this CPU's own queue (pin_count()), written by any CPU */
+	s32 nr_pinned;
 };
 
 struct {
@@ -374,6 +376,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 	if (stall_injected(p)) {
 		count_level(tctx, 0);
+		pin_leave(p, tctx);
 		return;	/* stranded on purpose: the watchdog must notice */
 	}
 	slice = slice_left(tctx);
@@ -404,7 +407,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		if (ok)
 			stat_add(st, SORYU_CNT_PINNED, 1);
 	} else {
-		pin_restore_vtime(p, tctx);
+		pin_leave(p, tctx);
 		ok = queue_on_level(p, tctx, lvl, slice, resume, enq_flags);
 	}
 	if (!ok) {
@@ -462,7 +465,7 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 	 * level, which wins a tie (its tasks can run nowhere else), then the
 	 * shared levels again if the own queue's first task left meanwhile.
 	 */
-	pin = pin_level(cpu);
+	pin = pin_level(cpu, cctx);
 	lim = pin < limit ? pin : limit;
 	if (serve_starved(cpu, cctx, now, st) || scan_levels(lim, now, st) ||
 	    (clear_bitmap && sweep_levels(lim, now, st)) ||
@@ -513,7 +516,7 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 
 	tctx->exec_base = p->se.sum_exec_runtime;
 	count_level(tctx, 0);	/* off its level's DSQ: it runs */
-	pin_restore_vtime(p, tctx);
+	pin_leave(p, tctx);
 	now = scx_bpf_now();
 	/* the figure the starvation bound is about: every task, every wait */
 	if (tctx->queued_at && st)
@@ -643,8 +646,10 @@ void BPF_STRUCT_OPS(soryu_disable, struct task_struct *p)
 {
 	struct soryu_task_ctx *tctx = lookup_task_ctx(p);
 
-	if (tctx)
+	if (tctx) {
 		count_level(tctx, 0);
+		pin_leave(p, tctx);
+	}
 }
 
 s32 BPF_STRUCT_OPS(soryu_init_task, struct task_struct *p, struct scx_init_task_args *args)

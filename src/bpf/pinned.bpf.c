@@ -57,10 +57,33 @@ static u64 pin_key(const struct soryu_task_ctx *tctx, u32 lvl, bool resume,
 }
 
 /*
+ * Count @tctx's task on the own queue of CPU @cpu1 - 1 (0: on none), in
+ * that CPU's nr_pinned. The rule of count_level(), for the same reason:
+ * raised in ops.enqueue before the insert lands, lowered by the task
+ * itself only after it left the queue (it runs, is queued elsewhere, or
+ * leaves sched_ext), so nr_pinned is never below the tasks on the queue
+ * and dispatch skips a queue counted 0 without a kfunc call. Other CPUs
+ * may move a task's count (an affinity change), hence the atomics.
+ */
+static void pin_count(struct soryu_task_ctx *tctx, u32 cpu1)
+{
+	u32 old = tctx->pin_cpu1, zero = 0;
+	struct cpu_ctx *c;
+
+	if (old == cpu1)
+		return;
+	if (old && (c = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, old - 1)))
+		__sync_fetch_and_sub(&c->nr_pinned, 1);
+	if (cpu1 && (c = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu1 - 1)))
+		__sync_fetch_and_add(&c->nr_pinned, 1);
+	tctx->pin_cpu1 = cpu1;
+}
+
+/*
  * Queue @p on its CPU's own queue (ops.enqueue). The DSQ insert writes the
  * key into p->scx.dsq_vtime; with --vtime the task's own vtime, clamped as
- * a shared level would, is kept in its context and put back when it runs
- * or joins a shared level (pin_restore_vtime()).
+ * a shared level would, is kept in its context and put back when it leaves
+ * the queue (pin_leave()).
  */
 static bool pin_enqueue(struct task_struct *p, struct soryu_task_ctx *tctx, u32 lvl,
 			u64 slice, bool resume, u64 enq_flags)
@@ -68,24 +91,27 @@ static bool pin_enqueue(struct task_struct *p, struct soryu_task_ctx *tctx, u32 
 	s32 cpu = bpf_cpumask_first(p->cpus_ptr);
 	struct cpu_ctx *cctx;
 	u32 zero = 0;
+	bool ok;
 
 	if (!(cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu)))
 		return false;
 	/* not once more when queued again: the field holds the key by then */
-	if (vtime_on && !tctx->pin_queued)
+	if (vtime_on && !tctx->pin_cpu1)
 		tctx->pin_vtime = clamped_vtime(p);
-	tctx->pin_queued = 1;
 	/* a vtime DSQ takes no head insert: pin_key() places the task */
-	return scx_bpf_dsq_insert_vtime(p, SORYU_PIN_DSQ + cpu, slice,
-					pin_key(tctx, lvl, resume, cctx), enq_flags & ~SCX_ENQ_HEAD);
+	ok = scx_bpf_dsq_insert_vtime(p, SORYU_PIN_DSQ + cpu, slice,
+				      pin_key(tctx, lvl, resume, cctx), enq_flags & ~SCX_ENQ_HEAD);
+	/* before the insert lands, as count_level() */
+	pin_count(tctx, ok ? cpu + 1 : 0);
+	return ok;
 }
 
-/* Off the own queue (it runs, or joins a shared level): its vtime back. */
-static void pin_restore_vtime(struct task_struct *p, struct soryu_task_ctx *tctx)
+/* Off the own queue (it runs, is queued elsewhere, leaves): uncounted, its vtime back. */
+static void pin_leave(struct task_struct *p, struct soryu_task_ctx *tctx)
 {
-	if (!tctx->pin_queued)
+	if (!tctx->pin_cpu1)
 		return;
-	tctx->pin_queued = 0;
+	pin_count(tctx, 0);
 	if (vtime_on)
 		p->scx.dsq_vtime = tctx->pin_vtime;
 }
@@ -98,12 +124,13 @@ static void pin_restore_vtime(struct task_struct *p, struct soryu_task_ctx *tctx
  * take finds the next one or nothing (soryu_dispatch() falls back to the
  * shared levels).
  */
-static u32 pin_level(s32 cpu)
+static u32 pin_level(s32 cpu, struct cpu_ctx *cctx)
 {
 	struct task_struct *head;
 	struct soryu_task_ctx *tctx;
 
-	if (scx_bpf_dsq_nr_queued(SORYU_PIN_DSQ + cpu) <= 0)
+	/* counted 0: empty (pin_count()); the common case costs one read */
+	if (!cctx || READ_ONCE(cctx->nr_pinned) <= 0)
 		return SORYU_LVL_NONE;
 	head = __COMPAT_scx_bpf_dsq_peek(SORYU_PIN_DSQ + cpu);
 	if (!head || !(tctx = lookup_task_ctx(head)))
