@@ -302,6 +302,25 @@ sched_wait_disabled() {
   done
 }
 
+# report_intervals: the interval records in the case's --report-json file.
+report_intervals() { jq -c 'select(.type == "interval")' "$SORYU_OUT/$CASE.jsonl" 2>/dev/null | wc -l; }
+
+# report_wait_past N: wait up to 30 s for the case's JSON report to hold
+# more than N interval records. The daemon counts from its first reading of
+# the program's counters, which a saturating load started right after the
+# kernel shows soryu enabled can delay by seconds (the daemon is a normal
+# task, queued behind the load's better levels): a load meant to be
+# counted waits for this. Fails the case on a timeout.
+report_wait_past() {
+  local i
+  for i in $(seq 60); do
+    [ "$(report_intervals)" -gt "$1" ] && return 0
+    sleep 0.5
+  done
+  fail "the daemon wrote no interval record within 30 s"
+  return 1
+}
+
 # report_check [KEY=VALUE...]: the --report-json file holds a header line
 # and at least one interval record; every interval has insert_fail == 0;
 # each KEY=VALUE must match the header's knobs (e.g. vtime=true).
