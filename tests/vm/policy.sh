@@ -39,7 +39,9 @@
 #            step better), about 0.4 switches per message here; with it a
 #            sender writes a batch first. Expected: at most a third of the
 #            switches per message, preempt_deferred > 0 with the default
-#            and 0 with --wakeup-gran-us 0.
+#            (default knobs only: with all on, hackbench hardly queues, see
+#            c_gran) and 0 with --wakeup-gran-us 0. The counts start at the
+#            daemon's first reading, which the case waits for.
 #   resume   a preempted task resumes at the head of its level (BMQ): two
 #            nice 0 hogs (both at the ceiling, one level) and a nice -20
 #            waker (every 4-8 ms) pinned to one CPU, soryu restarted with
@@ -205,7 +207,13 @@ c_gran() {
   d1=$(report_sum preempt_deferred)
   echo "  gran: context switches per message: $g with the default granularity, $z with --wakeup-gran-us 0"
   check "the granularity batched messages (switches per message, against none)" "g <= z / 3" g="$g" z="$z"
-  check "kicks waited for the granularity" "d > 0" d="$d0"
+  # With all knobs on, hackbench under the default granularity hardly
+  # queues (121 enqueues and 2 deferred kicks in its 80,000 messages, once;
+  # 0 deferred in a CI run): the count proves nothing there, the batching
+  # check above does.
+  if [ "$1" = default ]; then
+    check "kicks waited for the granularity" "d > 0" d="$d0"
+  fi
   check "--wakeup-gran-us 0 deferred no kick" "d1 == d0" d0="$d0" d1="$d1"
 }
 
