@@ -185,7 +185,7 @@ switches_per_msg() {
 }
 
 c_gran() {
-  local g d0 d1 z
+  local g d0 d1 z n0
   # counted from the daemon's first reading: see report_wait_past
   report_wait_past 0 || return 0
   switches_per_msg
@@ -195,12 +195,12 @@ c_gran() {
   sched_stop
   sched_wait_disabled
   d0=$(report_sum preempt_deferred)
-  z=$(report_intervals)
+  n0=$(report_intervals)
   if ! { sched_start "${flags[@]}" --wakeup-gran-us 0 && sched_wait_enabled; }; then
     fail "soryu did not load again with --wakeup-gran-us 0"
     return 0
   fi
-  report_wait_past "$z" || return 0
+  report_wait_past "$n0" || return 0
   switches_per_msg
   z=$SPM
   sleep 3
