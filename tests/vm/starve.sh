@@ -53,6 +53,8 @@ ALL_ON=(--clear-bitmap --boost-on-wake --vtime)
 CG=/sys/fs/cgroup
 STARVE_MS=100
 SLICE_US=1000
+# A stint on a CPU shorter than this does not end a wait (switch_waits.py)
+STINT_MIN_US=${SORYU_STINT_MIN_US:-100}
 
 # probe LABEL K N [nice V | idle] [@CPU | %CGROUP]: a probe, judged with
 # k = K and n = N; @CPU pins it, %CGROUP starts it inside that cgroup.
@@ -76,10 +78,11 @@ probe() {
     esac
     shift
   done
-  echo "$label $k $n" >>"$SORYU_OUT/$CASE.expect"
+  # (taskset and the cgroup's sh exec the probe: $! is its pid)
   GATE=$SORYU_OUT/$CASE.gate "${pre[@]}" python3 "$here/starve_probe.py" "$secs" "$label" "${args[@]}" \
     >"$SORYU_OUT/$CASE.probe.$label" &
   PROBES+=($!)
+  echo "$label $k $n $!" >>"$SORYU_OUT/$CASE.expect"
 }
 
 # hogs NAME NICE COUNT [@CPU | %CGROUP]: stress-ng CPU hogs at that nice,
@@ -93,6 +96,38 @@ hogs_start() {
   "${pre[@]}" nice -n "$nice" stress-ng --cpu "$count" --timeout "$((secs + 60))s" --temp-path "$SORYU_OUT" \
     --metrics-brief >"$SORYU_OUT/$CASE.$name.log" 2>&1 &
   HOGS+=("$!:$name")
+}
+
+# The kernel's record of the probes' context switches (sched_switch, on
+# one clock for all CPUs), from which judge() takes each wait exactly
+# (tests/vm/switch_waits.py): switches_start PID..., switches_stop (writes
+# $CASE.switches, once the hogs are gone: reading the trace is slow under
+# emulation). Not for the lateness window (SWITCHES unset).
+TRACEFS=/sys/kernel/tracing
+SWITCHES=
+switches_start() {
+  local filter="" p
+  [ -n "$SWITCHES" ] || return 0
+  [ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS
+  for p in "$@"; do filter+="${filter:+ || }prev_pid == $p || next_pid == $p"; done
+  echo 0 >$TRACEFS/tracing_on
+  echo mono >$TRACEFS/trace_clock
+  echo 8192 >$TRACEFS/buffer_size_kb
+  echo "$filter" >$TRACEFS/events/sched/sched_switch/filter
+  echo 1 >$TRACEFS/events/sched/sched_switch/enable
+  : >$TRACEFS/trace
+  echo 1 >$TRACEFS/tracing_on
+}
+switches_stop() {
+  [ -n "$SWITCHES" ] || return 0
+  echo 0 >$TRACEFS/tracing_on
+}
+switches_save() {
+  [ -n "$SWITCHES" ] || return 0
+  echo 0 >$TRACEFS/events/sched/sched_switch/enable
+  cat $TRACEFS/trace >"$SORYU_OUT/$CASE.switches"
+  echo 0 >$TRACEFS/events/sched/sched_switch/filter
+  : >$TRACEFS/trace
 }
 
 # Starts the probes' common window once every probe is past Python's
@@ -111,12 +146,14 @@ run_window() {
   done
   HOG_SPECS=()
   sleep 2
+  switches_start "${PROBES[@]}"
   touch "$gate"
   for p in "${PROBES[@]}"; do
     rc=0
     wait "$p" || rc=$?
     [ "$rc" = 0 ] || fail "a starvation probe (pid $p) exited $rc"
   done
+  switches_stop
   for h in "${HOGS[@]}"; do
     p=${h%%:*}
     kill -0 "$p" 2>/dev/null || fail "hogs ${h#*:} ended before the probes' window did"
@@ -130,6 +167,7 @@ run_window() {
     [ "$(stress_ops "$SORYU_OUT/$CASE.${h#*:}.log" cpu)" -gt 0 ] 2>/dev/null ||
       fail "hogs ${h#*:} made no progress"
   done
+  switches_save
   PROBES=()
   HOGS=()
 }
@@ -198,19 +236,31 @@ bound_ms() {
 }
 
 judge() {
-  local out=$SORYU_OUT/starve-$CASE.json label k n line cpu wait_ms b total=0
+  local out=$SORYU_OUT/starve-$CASE.json label k n pid line sw waits cpu wait_ms b total=0
   : >"$out"
-  while read -r label k n; do
+  if ! sw=$(python3 "$here/switch_waits.py" "$SORYU_OUT/$CASE.switches" "$STINT_MIN_US" \
+    $(awk '{ print $4 }' "$SORYU_OUT/$CASE.expect") 2>&1); then
+    fail "no waits from the kernel's switch trace: $sw"
+    sw=
+  fi
+  while read -r label k n pid; do
     line=$(cat "$SORYU_OUT/$CASE.probe.$label" 2>/dev/null)
     if ! jq -e .label >/dev/null 2>&1 <<<"$line"; then
       fail "probe $label wrote no JSON"
       continue
     fi
+    # the probe's own figure stays as probe_max_wait_ms, beside the trace's
+    line=$(jq -c --argjson pid "$pid" --argjson sw "$(jq -s "map(select(.pid == $pid))[0] // {}" <<<"$sw")" \
+      '. + {probe_max_wait_ms: .max_wait_ms} + ($sw | del(.pid)) | .pid = $pid' <<<"$line")
     cpu=$(jq .cpu_s <<<"$line")
+    waits=$(jq '.waits // 0' <<<"$line")
     wait_ms=$(jq .max_wait_ms <<<"$line")
     b=$(bound_ms "$k" "$n")
     jq -c --argjson k "$k" --argjson n "$n" --argjson b "$b" '. + {k: $k, n: $n, bound_ms: $b}' <<<"$line" >>"$out"
     check "$label got CPU time" 'c > 0' c="$cpu"
+    # every probe here is preempted again and again: no wait seen means
+    # the trace missed it, not that it never waited
+    check "$label's waits seen in the switch trace" 'w > 0' w="$waits"
     check "$label's longest wait within the bound (k $k, n $n)" 'w <= b' w="$wait_ms" b="$b"
     total=$(awk -v a="$total" -v c="$cpu" 'BEGIN { print a + c }')
   done <"$SORYU_OUT/$CASE.expect"
@@ -281,6 +331,7 @@ for try in 1 2 3; do
   fi
 done
 
+SWITCHES=1
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(levels deep pinned cpuset rt edges)
 for w in "${cases[@]}"; do

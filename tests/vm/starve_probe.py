@@ -64,8 +64,9 @@ def main():
     start = last = clock()
     delay_last = run_delay()
     longest_gap = longest_wait = 0.0
-    waits = 0
+    waits = readings = 0
     while last - start < secs:
+        readings += 1
         now = clock()
         delay = run_delay()
         gap = now - last
@@ -83,6 +84,8 @@ def main():
         "max_wait_ms": round(longest_wait * 1000, 1),
         "max_gap_ms": round(longest_gap * 1000, 1),
         "waits_over_10ms": waits,
+        # readings taken: with cpu_s, what one costs
+        "readings": readings,
         # times it blocked (a spinning task should not) and was preempted
         "nvcsw": resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - ru0.ru_nvcsw,
         "nivcsw": resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw - ru0.ru_nivcsw,
