@@ -53,8 +53,6 @@ ALL_ON=(--clear-bitmap --boost-on-wake --vtime)
 CG=/sys/fs/cgroup
 STARVE_MS=100
 SLICE_US=1000
-# A stint on a CPU shorter than this does not end a wait (switch_waits.py)
-STINT_MIN_US=${SORYU_STINT_MIN_US:-100}
 
 # probe LABEL K N [nice V | idle] [@CPU | %CGROUP]: a probe, judged with
 # k = K and n = N; @CPU pins it, %CGROUP starts it inside that cgroup.
@@ -238,7 +236,9 @@ bound_ms() {
 judge() {
   local out=$SORYU_OUT/starve-$CASE.json label k n pid line sw waits cpu wait_ms b total=0
   : >"$out"
-  if ! sw=$(python3 "$here/switch_waits.py" "$SORYU_OUT/$CASE.switches" "$STINT_MIN_US" \
+  # Every probe here runs only when served, on a grant of a whole slice:
+  # a stint shorter than half a slice was not that, and does not end a wait.
+  if ! sw=$(python3 "$here/switch_waits.py" "$SORYU_OUT/$CASE.switches" "$((SLICE_US / 2))" \
     $(awk '{ print $4 }' "$SORYU_OUT/$CASE.expect") 2>&1); then
     fail "no waits from the kernel's switch trace: $sw"
     sw=
