@@ -111,12 +111,16 @@ hogs_start() {
 
 # The kernel's record of the probes' context switches (sched_switch, on
 # one clock for all CPUs), from which judge() takes each wait exactly
-# (tests/vm/switch_waits.py): switches_start PID..., switches_stop (writes
-# $CASE.switches, once the hogs are gone: reading the trace is slow under
-# emulation). Not for the lateness window (SWITCHES unset).
+# (tests/vm/switch_waits.py): switches_arm PID... before the hogs start
+# (this shell is a nice 0 task: once they run, each of its steps waits for
+# a starvation serve, up to 2 s apart at --starve-ms 2000), switches_start
+# (one write) as the window opens, switches_stop as it closes, and
+# switches_save once the hogs are gone (reading the trace is slow under
+# emulation): it writes $CASE.switches. Not for the lateness window
+# (SWITCHES unset).
 TRACEFS=/sys/kernel/tracing
 SWITCHES=
-switches_start() {
+switches_arm() {
   local filter="" p
   [ -n "$SWITCHES" ] || return 0
   [ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS
@@ -127,7 +131,9 @@ switches_start() {
   echo "$filter" >$TRACEFS/events/sched/sched_switch/filter
   echo 1 >$TRACEFS/events/sched/sched_switch/enable
   : >$TRACEFS/trace
-  echo 1 >$TRACEFS/tracing_on
+}
+switches_start() {
+  [ -z "$SWITCHES" ] || echo 1 >$TRACEFS/tracing_on
 }
 switches_stop() {
   [ -n "$SWITCHES" ] || return 0
@@ -151,13 +157,14 @@ run_window() {
     t=$((t + 1))
     [ "$t" -lt 240 ] || { fail "probes not ready after 120 s"; break; }
   done
+  switches_arm "${PROBES[@]}"
   for h in "${HOG_SPECS[@]}"; do
     # shellcheck disable=SC2086 # a spec is words
     hogs_start $h
   done
   HOG_SPECS=()
   sleep 2
-  switches_start "${PROBES[@]}"
+  switches_start
   touch "$gate"
   for p in "${PROBES[@]}"; do
     rc=0
