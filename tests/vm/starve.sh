@@ -104,20 +104,19 @@ hogs() { HOG_SPECS+=("$*"); }
 hogs_start() {
   local name=$1 nice=$2 count=$3 pre=()
   placed "${4:-}"
-  "${pre[@]}" nice -n "$nice" stress-ng --cpu "$count" --timeout "$((secs + 60))s" --temp-path "$SORYU_OUT" \
+  # (chrt -o: not the harness's SCHED_FIFO, see run_window)
+  "${pre[@]}" chrt -o 0 nice -n "$nice" stress-ng --cpu "$count" --timeout "$((secs + 60))s" --temp-path "$SORYU_OUT" \
     --metrics-brief >"$SORYU_OUT/$CASE.$name.log" 2>&1 &
   HOGS+=("$!:$name")
 }
 
 # The kernel's record of the probes' context switches (sched_switch, on
 # one clock for all CPUs), from which judge() takes each wait exactly
-# (tests/vm/switch_waits.py): switches_arm PID... before the hogs start
-# (this shell is a nice 0 task: once they run, each of its steps waits for
-# a starvation serve, up to 2 s apart at --starve-ms 2000), switches_start
-# (one write) as the window opens, switches_stop as it closes, and
-# switches_save once the hogs are gone (reading the trace is slow under
-# emulation): it writes $CASE.switches. Not for the lateness window
-# (SWITCHES unset).
+# (tests/vm/switch_waits.py): switches_arm PID... before the hogs start,
+# switches_start (one write) as the window opens, switches_stop as it
+# closes, and switches_save once the hogs are gone (reading the trace is
+# slow under emulation): it writes $CASE.switches. Not for the lateness
+# window (SWITCHES unset).
 TRACEFS=/sys/kernel/tracing
 SWITCHES=
 switches_arm() {
@@ -157,15 +156,26 @@ run_window() {
     t=$((t + 1))
     [ "$t" -lt 240 ] || { fail "probes not ready after 120 s"; break; }
   done
+  trace "probes ready"
+  # From here to the hogs' end the harness is SCHED_FIFO, above soryu and
+  # the default scheduler alike: as a nice 0 task under the hogs, each of
+  # its steps waited for a starvation serve, and at --starve-ms 2000 the
+  # window opened 28-67 s after the hogs started (measured), so late that
+  # the hogs' own timeout ended them inside it. Its children go back to
+  # SCHED_OTHER (hogs_start); it blocks while the window runs.
+  chrt -f -p 50 $$
   switches_arm "${PROBES[@]}"
+  trace "switch trace armed"
   for h in "${HOG_SPECS[@]}"; do
     # shellcheck disable=SC2086 # a spec is words
     hogs_start $h
   done
   HOG_SPECS=()
+  trace "hogs started"
   sleep 2
   switches_start
   touch "$gate"
+  trace "window open"
   for p in "${PROBES[@]}"; do
     rc=0
     wait "$p" || rc=$?
@@ -186,6 +196,7 @@ run_window() {
       fail "hogs ${h#*:} made no progress"
   done
   switches_save
+  chrt -o -p 0 $$
   PROBES=()
   HOGS=()
 }
