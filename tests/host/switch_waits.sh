@@ -4,7 +4,8 @@
 # a wait runs from a preemption to the next stint of at least SHORT_US; a
 # shorter stint joins two waits; a long stint (the host stalling a virtual
 # CPU under the probe) keeps them apart; a sleep starts no wait; waits
-# cross CPUs; a trace that lost events is refused with one line.
+# cross CPUs; only waits that start in a window count, when one is
+# given; a trace that lost events is refused with one line.
 #
 #   tests/host/switch_waits.sh
 #
@@ -68,6 +69,12 @@ expect "a task that never ran waited nothing" 13 waits 0
 out=$(python3 tests/vm/switch_waits.py "$tmp/trace" 10 11)
 expect "with a 10 us threshold the 50 us stint is service" 11 max_wait_ms 198
 expect "and three waits" 11 waits 3
+
+# a window (the probe's own, on the trace's clock): only waits that start
+# inside it count; pid 11's first wait starts at 10.000, before it
+out=$(python3 tests/vm/switch_waits.py "$tmp/trace" 500 11:10.05:11)
+expect "a wait that starts before the window does not count" 11 waits 1
+expect "the one inside it does" 11 max_wait_ms 298
 
 # a trace that lost events is refused: exit 1, one line
 cp "$tmp/trace" "$tmp/lost"

@@ -265,10 +265,13 @@ bound_ms() {
 }
 
 judge() {
-  local out=$SORYU_OUT/starve-$CASE.json label k n pid line sw waits cpu wait_ms b total=0
+  local out=$SORYU_OUT/starve-$CASE.json label k n pid line sw waits cpu wait_ms b total=0 args=()
   : >"$out"
-  if ! sw=$(python3 "$here/switch_waits.py" "$SORYU_OUT/$CASE.switches" "$STINT_MIN_US" \
-    $(awk '{ print $4 }' "$SORYU_OUT/$CASE.expect") 2>&1); then
+  # each probe's pid and window (its own clock is the trace's)
+  while read -r label k n pid; do
+    args+=("$pid$(jq -r '.window_mono_s // empty | ":\(.[0]):\(.[1])"' "$SORYU_OUT/$CASE.probe.$label" 2>/dev/null)")
+  done <"$SORYU_OUT/$CASE.expect"
+  if ! sw=$(python3 "$here/switch_waits.py" "$SORYU_OUT/$CASE.switches" "$STINT_MIN_US" "${args[@]}" 2>&1); then
     fail "no waits from the kernel's switch trace: $sw"
     sw=
   fi

@@ -86,6 +86,8 @@ def main():
         "waits_over_10ms": waits,
         # readings taken: with cpu_s, what one costs
         "readings": readings,
+        # the window on CLOCK_MONOTONIC, the clock of the switch trace
+        "window_mono_s": [round(start, 6), round(last, 6)],
         # times it blocked (a spinning task should not) and was preempted
         "nvcsw": resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - ru0.ru_nvcsw,
         "nivcsw": resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw - ru0.ru_nivcsw,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Each probe's waits on a run queue, from the kernel's sched_switch trace.
 
-    switch_waits.py TRACE SHORT_US PID...
+    switch_waits.py TRACE SHORT_US PID[:FROM:TO]...
 
 TRACE is the text of /sys/kernel/tracing/trace with only sched_switch
 events of the probes' PIDs, taken with trace_clock mono (one clock for
@@ -11,7 +11,10 @@ JSON object per PID: {"pid", "waits", "max_wait_ms", "short_stints",
 
 A wait starts when the probe is switched out still runnable (prev_state
 R: preempted; a probe spins, it never sleeps in its window) and ends when
-it is switched in for a stint of at least SHORT_US. A shorter stint does
+it is switched in for a stint of at least SHORT_US. With FROM:TO (seconds
+on the trace's clock), only waits that start inside that window count:
+the probe's own window, where it spins; before it, the probe polls for its
+start and sleeps, and after it, it writes its result and exits. A shorter stint does
 not end it: a task switched in and kicked off again before it could do
 anything was not served, and its two waits are one, as the task itself
 sees them. This is the probe's own "time without progress", judged by the
@@ -33,13 +36,16 @@ EVENT = re.compile(
 )
 
 
-def waits(lines, pids, short_s):
+def waits(lines, pids, short_s, windows=None):
     st = {p: {"pid": p, "waits": 0, "max_wait_ms": 0.0, "short_stints": 0,
               "max_short_stint_us": 0.0, "_in": None, "_ws": None} for p in pids}
+    windows = windows or {}
 
     def close(s, end):
-        s["waits"] += 1
-        s["max_wait_ms"] = max(s["max_wait_ms"], round((end - s["_ws"]) * 1000, 3))
+        lo, hi = windows.get(s["pid"], (float("-inf"), float("inf")))
+        if lo <= s["_ws"] <= hi:
+            s["waits"] += 1
+            s["max_wait_ms"] = max(s["max_wait_ms"], round((end - s["_ws"]) * 1000, 3))
         s["_ws"] = None
 
     for line in lines:
@@ -77,12 +83,18 @@ def waits(lines, pids, short_s):
 
 def main():
     if len(sys.argv) < 4:
-        print("usage: switch_waits.py TRACE SHORT_US PID...", file=sys.stderr)
+        print("usage: switch_waits.py TRACE SHORT_US PID[:FROM:TO]...", file=sys.stderr)
         return 2
     with open(sys.argv[1]) as f:
         lines = f.readlines()
+    pids, windows = [], {}
     try:
-        out = waits(lines, [int(p) for p in sys.argv[3:]], float(sys.argv[2]) / 1e6)
+        for a in sys.argv[3:]:
+            pid, *win = a.split(":")
+            pids.append(int(pid))
+            if win:
+                windows[int(pid)] = (float(win[0]), float(win[1]))
+        out = waits(lines, pids, float(sys.argv[2]) / 1e6, windows)
     except ValueError as e:
         print(f"switch_waits.py: {e}", file=sys.stderr)
         return 1
