@@ -13,9 +13,11 @@
 # which only the per-task rule serves. The levels case is too noisy on
 # this emulated shape: its SCHED_IDLE probe measured 296 and 332 ms against
 # a bound of 323 ms (95 ms of it lateness), while soryu's own longest
-# queued wait in the same intervals was 128 ms. Most likely (not shown) a
-# probe's gap spanned two waits, each stretched by the host descheduling
-# virtual CPUs.
+# queued wait in the same intervals was 128 ms. That was the probe's own
+# figure; waits are now taken from the kernel's switch trace, which on
+# this shape reads 80-130 ms below the probes' own figure (pinned: 168 and
+# 190 ms against 251 and 317 ms, one boot). The levels case has not been
+# run again with it.
 set -euo pipefail
 [ $# -gt 0 ] || set -- pinned
 # Eight virtual CPUs on the host's two cores: a sleeper's lateness under
