@@ -14,10 +14,10 @@
 # this emulated shape: its SCHED_IDLE probe measured 296 and 332 ms against
 # a bound of 323 ms (95 ms of it lateness), while soryu's own longest
 # queued wait in the same intervals was 128 ms. That was the probe's own
-# figure; waits are now taken from the kernel's switch trace, which on
-# this shape reads 80-130 ms below the probes' own figure (pinned: 168 and
-# 190 ms against 251 and 317 ms, one boot). The levels case has not been
-# run again with it.
+# figure; waits are now taken from the kernel's switch trace (pinned, one
+# boot: 168 and 190 ms by the trace, 251 and 317 ms by the probes; a
+# clean-clone CI run: 250 and 140 ms, 212 and 287 ms). The levels case has
+# not been run again with it.
 set -euo pipefail
 [ $# -gt 0 ] || set -- pinned
 # Eight virtual CPUs on the host's two cores: a sleeper's lateness under
