@@ -5,8 +5,8 @@
 # time, and its own view of its longest wait) where soryu's strict
 # priority would starve them. Each probe's waits are taken from the
 # kernel's sched_switch trace (tests/vm/switch_waits.py): from a
-# preemption to the next stint on a CPU of at least STINT_MIN_US. Each case runs once with the default
-# knobs and once with all three knobs on:
+# preemption to the next stint on a CPU of at least STINT_MIN_US. Each
+# case runs once with the default knobs and once with all three knobs on:
 #
 #   levels   nice 0, nice 10, nice 19 and SCHED_IDLE probes, several
 #            starving levels at once, under a nice -20 hog on every CPU
@@ -61,7 +61,7 @@ SLICE_US=1000
 # (switch_waits.py): a probe switched in and out again that soon was not
 # served. Half the default slice, the dozen readings a probe takes in it
 # under emulation (about 41 us each, measured: its cpu_s / readings), and
-# above the 183-485 us stints that a served task got when the grant was
+# above the 183-496 us stints that a served task got when the grant was
 # taken out, which the bound then caught (327.9 ms against 240.5 ms). A
 # stint that the host stalled under the probe is longer, whatever the
 # probe did in it: that is the case its own clock cannot tell apart.
