@@ -343,8 +343,13 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
     );
     o.counter(
         "scx_soryu_enqueues_total",
-        "Tasks queued on a level DSQ.",
+        "Tasks queued on a level DSQ or a CPU's own queue.",
         t.count("enqueue"),
+    );
+    o.counter(
+        "scx_soryu_pinned_enqueues_total",
+        "Tasks that may use one CPU only, queued on that CPU's own queue.",
+        t.count("pinned"),
     );
     o.counter(
         "scx_soryu_direct_dispatches_total",

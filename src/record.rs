@@ -21,8 +21,9 @@ use crate::stats::{BpfCost, Hists, Interval};
 /// `queued_max_us` (longest wait of any queued task) and `starve_bound_us`.
 /// 5: `preempt_deferred` (kicks left to the wakeup granularity's timer),
 /// `preempt_scans` and the `wakeup_gran_us` knob. 6: `preempt_fallbacks`
-/// (victim searches that read every CPU) and the header's `llcs`.
-pub const FORMAT: u32 = 6;
+/// (victim searches that read every CPU) and the header's `llcs`. 7:
+/// `pinned` (tasks queued on their one CPU's own queue).
+pub const FORMAT: u32 = 7;
 
 /// One line of a --report-json file.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -341,8 +341,11 @@ pub struct Metrics {
     pub duration_s: f64,
     #[stat(desc = "Wakeups whose wake-to-run time was recorded")]
     pub wakeups: u64,
-    #[stat(desc = "Tasks queued on a level DSQ")]
+    #[stat(desc = "Tasks queued on a level DSQ or a CPU's own queue")]
     pub enqueue: u64,
+    #[stat(desc = "Of them, tasks that may use one CPU only, queued on that CPU's own queue")]
+    #[serde(default)]
+    pub pinned: u64,
     #[stat(desc = "Wakeups placed straight on an idle CPU")]
     pub direct: u64,
     #[stat(desc = "Dispatch calls that moved a task to their CPU")]
@@ -477,9 +480,10 @@ impl Metrics {
     /// between intervals only per second of interval (compare divides them
     /// by duration_s). Every other integer figure is a state
     /// (tasks_running), not a sum over time.
-    pub const COUNTS: [&'static str; 21] = [
+    pub const COUNTS: [&'static str; 22] = [
         "wakeups",
         "enqueue",
+        "pinned",
         "direct",
         "dispatch",
         "dispatch_empty",
@@ -578,6 +582,7 @@ impl Interval {
             duration_s: cur.at.saturating_duration_since(prev.at).as_secs_f64(),
             wakeups: c(soryu_counter_SORYU_CNT_WAKEUPS),
             enqueue: c(soryu_counter_SORYU_CNT_ENQUEUE),
+            pinned: c(soryu_counter_SORYU_CNT_PINNED),
             direct: c(soryu_counter_SORYU_CNT_DIRECT),
             dispatch: c(soryu_counter_SORYU_CNT_DISPATCH),
             dispatch_empty: c(soryu_counter_SORYU_CNT_DISPATCH_EMPTY),

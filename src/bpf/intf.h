@@ -102,13 +102,19 @@ enum soryu_consts {
 	 */
 	SORYU_MAX_LLCS = 256,
 
+	/*
+	 * The DSQ id of CPU 0's own queue (pinned.bpf.c); CPU c's is
+	 * SORYU_PIN_DSQ + c. The level DSQs are 0 to SORYU_NR_LEVELS - 1.
+	 */
+	SORYU_PIN_DSQ = 1 << 16,
+
 	/* Kernel watchdog: a task runnable this long without running ejects us. */
 	SORYU_TIMEOUT_MS = 10000,
 };
 
 /* Per-CPU event counters; user space sums CPUs and differences intervals. */
 enum soryu_counter {
-	SORYU_CNT_ENQUEUE,		/* tasks inserted into a level DSQ */
+	SORYU_CNT_ENQUEUE,		/* tasks queued: on a level DSQ or a CPU's own queue */
 	SORYU_CNT_DIRECT,		/* tasks inserted straight onto a CPU: wakeups
 					 * onto an idle one, grants resumed */
 	SORYU_CNT_DISPATCH,		/* dispatch calls that moved a task to the CPU */
@@ -128,6 +134,7 @@ enum soryu_counter {
 	SORYU_CNT_BITMAP_REPAIR,	/* bits the repair sweep had to set again */
 	SORYU_CNT_STALE_KICK,		/* preemption kicks that found another level than believed */
 	SORYU_CNT_WAKEUPS,		/* wakeups whose wake-to-run time was recorded */
+	SORYU_CNT_PINNED,		/* tasks queued on their one CPU's own queue */
 	SORYU_NR_COUNTERS,
 };
 
@@ -173,6 +180,9 @@ struct soryu_task_ctx {
 	u8 granted;		/* holds an unfinished starvation grant */
 	u8 resume;		/* preempted with slice left: back to its level's head */
 	u8 yielded;		/* called sched_yield(): its next stop is no preemption */
+	u32 pin_cpu1;		/* 1 + the CPU whose own queue counts it (its vtime
+				 * then saved in pin_vtime), 0: none */
+	u64 pin_vtime;		/* --vtime: its vtime while the queue's key holds the field */
 };
 
 #endif /* __SORYU_INTF_H */

@@ -129,6 +129,14 @@ struct cpu_ctx {
 	u32 kick_level1;
 	/* the next task to run here was served by the anti-starvation pass */
 	bool starve_grant;
+	/* this CPU's own queue held a stale task at the last look (pinned.bpf.c) */
+	bool pin_starving;
+	u64 pin_next_look;
+	/* places handed out in this CPU's own queue, at tails and at heads */
+	u64 pin_tails;
+	u64 pin_heads;
+	/* tasks counted on this CPU's own queue (pin_count()), written by any CPU */
+	s32 nr_pinned;
 };
 
 struct {
@@ -222,6 +230,14 @@ static void charge(struct task_struct *p, struct soryu_task_ctx *tctx)
 	}
 }
 
+/* --vtime: @p's place in its level. A sleeper's credit is worth at most one slice. */
+static u64 clamped_vtime(const struct task_struct *p)
+{
+	u64 vt = p->scx.dsq_vtime, floor = READ_ONCE(vtime_now) - slice_ns;
+
+	return time_before(vt, floor) ? floor : vt;
+}
+
 /* The levels running, per LLC, for the victim search. */
 #include "llc.bpf.c"
 
@@ -230,6 +246,9 @@ static void charge(struct task_struct *p, struct soryu_task_ctx *tctx)
 
 /* Levels: the bitmap, probing a level, the --clear-bitmap repair sweep. */
 #include "levels.bpf.c"
+
+/* Each CPU's own queue, for tasks that may run on that CPU only. */
+#include "pinned.bpf.c"
 
 /* Anti-starvation: serving a level whose oldest task waited --starve-ms. */
 #include "starve.bpf.c"
@@ -297,13 +316,44 @@ static bool stall_injected(const struct task_struct *p)
 	return true;
 }
 
+/*
+ * Queue @p on its shared level DSQ @lvl, counted there (count_level()).
+ *
+ * Preempted before its slice ran out (@resume, from ops.stopping): back to
+ * the head of its level, where BMQ leaves a preempted task, not the tail.
+ * The preemptor is usually a short wakeup; when it is done, the task it
+ * displaced resumes on what is left of its slice, on the CPU whose cache
+ * it warmed, instead of the level rotating (and, with shared levels,
+ * migrating) once per preemption. Its slice is charged across preemptions,
+ * so it still leaves for the tail after one slice of CPU. With --vtime the
+ * level is ordered by vtime, where the task's own vtime already puts it
+ * near the front. Not ahead of a level that starves (resume_at_head()).
+ */
+static bool queue_on_level(struct task_struct *p, struct soryu_task_ctx *tctx, u32 lvl,
+			   u64 slice, bool resume, u64 enq_flags)
+{
+	bool ok;
+
+	if (resume && !vtime_on && resume_at_head(lvl, tctx, scx_bpf_now()))
+		enq_flags |= SCX_ENQ_HEAD;
+	mark_level(lvl);
+
+	if (vtime_on)
+		ok = scx_bpf_dsq_insert_vtime(p, lvl, slice, clamped_vtime(p), enq_flags);
+	else
+		ok = scx_bpf_dsq_insert(p, lvl, slice, enq_flags);
+	/* before the insert lands: see count_level() */
+	count_level(tctx, ok ? lvl + 1 : 0);
+	return ok;
+}
+
 void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct soryu_stats *st = this_stats();
 	struct soryu_task_ctx *tctx;
-	u64 slice, vt, floor;
 	bool ok, resume;
 	u32 lvl, b;
+	u64 slice;
 
 	if (!(tctx = lookup_task_ctx(p))) {
 		scx_bpf_error("soryu: no task context for %s[%d]", p->comm, p->pid);
@@ -326,6 +376,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 	if (stall_injected(p)) {
 		count_level(tctx, 0);
+		pin_leave(p, tctx);
 		return;	/* stranded on purpose: the watchdog must notice */
 	}
 	slice = slice_left(tctx);
@@ -349,40 +400,20 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 			stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
 		return;
 	}
-	/*
-	 * Preempted before its slice ran out (ops.stopping): back to the head
-	 * of its level, where BMQ leaves a preempted task, not the tail. The
-	 * preemptor is usually a short wakeup; when it is done, the task it
-	 * displaced resumes on what is left of its slice, on the CPU whose
-	 * cache it warmed, instead of the level rotating (and, with shared
-	 * levels, migrating) once per preemption. Its slice is charged across
-	 * preemptions, so it still leaves for the tail after one slice of CPU.
-	 * With --vtime the level is ordered by vtime, where the task's own
-	 * vtime already puts it near the front. Not ahead of a level that
-	 * starves (resume_at_head()).
-	 */
-	if (resume && !vtime_on && resume_at_head(lvl, tctx, scx_bpf_now()))
-		enq_flags |= SCX_ENQ_HEAD;
-	mark_level(lvl);
-
-	if (vtime_on) {
-		/* A sleeper's credit is worth at most one slice. */
-		vt = p->scx.dsq_vtime;
-		floor = READ_ONCE(vtime_now) - slice_ns;
-		if (time_before(vt, floor))
-			vt = floor;
-		ok = scx_bpf_dsq_insert_vtime(p, lvl, slice, vt, enq_flags);
-	} else {
-		ok = scx_bpf_dsq_insert(p, lvl, slice, enq_flags);
-	}
-
-	if (!ok) {
+	if (pins_to_one_cpu(p)) {
+		/* its CPU's own queue: counted on no shared level */
 		count_level(tctx, 0);
+		ok = pin_enqueue(p, tctx, lvl, slice, resume, enq_flags);
+		if (ok)
+			stat_add(st, SORYU_CNT_PINNED, 1);
+	} else {
+		pin_leave(p, tctx);
+		ok = queue_on_level(p, tctx, lvl, slice, resume, enq_flags);
+	}
+	if (!ok) {
 		stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
 		return;
 	}
-	/* before the insert lands: see count_level() */
-	count_level(tctx, lvl + 1);
 	stat_add(st, SORYU_CNT_ENQUEUE, 1);
 	if (st && hist_on) {
 		if (lvl < SORYU_NR_LEVELS)
@@ -400,7 +431,7 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 	struct soryu_stats *st = this_stats();
 	struct soryu_task_ctx *pctx = NULL;
 	struct cpu_ctx *cctx;
-	u32 limit = SORYU_NR_LEVELS, zero = 0, lvl = SORYU_LVL_NONE;
+	u32 limit = SORYU_NR_LEVELS, zero = 0, lvl = SORYU_LVL_NONE, pin, lim;
 	u64 now = scx_bpf_now(), probes_before, probes;
 
 	if (!st)
@@ -428,8 +459,18 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 		limit = pctx->granted ? 0 : lvl + 1;
 	}
 
-	if (serve_starved(now, st) || scan_levels(limit, now, st) ||
-	    (clear_bitmap && sweep_levels(limit, now, st))) {
+	/*
+	 * This CPU's own queue (pinned.bpf.c) against the shared levels:
+	 * strictly better shared levels first, then the own queue's best
+	 * level, which wins a tie (its tasks can run nowhere else), then the
+	 * shared levels again if the own queue's first task left meanwhile.
+	 */
+	pin = pin_level(cpu, cctx);
+	lim = pin < limit ? pin : limit;
+	if (serve_starved(cpu, cctx, now, st) || scan_levels(lim, now, st) ||
+	    (clear_bitmap && sweep_levels(lim, now, st)) ||
+	    (lim < limit && (take_pinned(cpu, st) || scan_levels(limit, now, st) ||
+			     (clear_bitmap && sweep_levels(limit, now, st))))) {
 		stat_add(st, SORYU_CNT_DISPATCH, 1);
 	} else if (pctx) {
 		/*
@@ -475,6 +516,7 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 
 	tctx->exec_base = p->se.sum_exec_runtime;
 	count_level(tctx, 0);	/* off its level's DSQ: it runs */
+	pin_leave(p, tctx);
 	now = scx_bpf_now();
 	/* the figure the starvation bound is about: every task, every wait */
 	if (tctx->queued_at && st)
@@ -604,8 +646,10 @@ void BPF_STRUCT_OPS(soryu_disable, struct task_struct *p)
 {
 	struct soryu_task_ctx *tctx = lookup_task_ctx(p);
 
-	if (tctx)
+	if (tctx) {
 		count_level(tctx, 0);
+		pin_leave(p, tctx);
+	}
 }
 
 s32 BPF_STRUCT_OPS(soryu_init_task, struct task_struct *p, struct scx_init_task_args *args)
@@ -678,7 +722,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(soryu_init)
 			*ls = now;
 	}
 
-	if ((ret = init_llcs()) || (ret = init_kick_timers()))
+	if ((ret = init_pin_dsqs()) || (ret = init_llcs()) || (ret = init_kick_timers()))
 		return ret;
 	if (!clear_bitmap)
 		return 0;

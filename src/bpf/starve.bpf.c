@@ -146,15 +146,17 @@ static bool serve_level(u32 lvl, u64 now, struct soryu_stats *st)
  * or many tasks above), best first would keep a worse starving level
  * waiting without bound. Oldest first makes starving tasks one queue, in
  * the order they went stale, whatever their level: the bound in
- * docs/design.md counts every task ahead in that queue. If this CPU may
- * run no task of that level, the other starving levels, best first. The
- * bitmap is not asked: with clearing on, its bit may be wrong (see
- * probe_level()).
+ * docs/design.md counts every task ahead in that queue. This CPU's own
+ * queue (pinned.bpf.c) takes part with its oldest task, as one more level
+ * that only this CPU serves. If this CPU may run no task of the level
+ * picked, the other starving levels, best first. The bitmap is not
+ * asked: with clearing on, its bit may be wrong (see probe_level()).
  */
-static bool serve_starved(u64 now, struct soryu_stats *st)
+static bool serve_starved(s32 cpu, struct cpu_ctx *cctx, u64 now, struct soryu_stats *st)
 {
-	u64 mask = 0, oldest = 0, at = 0;
+	u64 mask = 0, oldest = 0, at = 0, pin_at = 0;
 	u32 lvl, pick = SORYU_NR_LEVELS;
+	bool pin = cctx && pin_stale(cpu, cctx, now, &pin_at);
 
 	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
 		if (!level_starving(lvl, now, &at))
@@ -165,6 +167,8 @@ static bool serve_starved(u64 now, struct soryu_stats *st)
 			oldest = at;
 		}
 	}
+	if (pin && (!mask || !time_after(pin_at, oldest)) && take_pinned_aged(cpu, pin_at))
+		goto granted;
 	if (!mask)
 		return false;
 	if (pick < SORYU_NR_LEVELS && serve_level(pick, now, st))
@@ -173,5 +177,10 @@ static bool serve_starved(u64 now, struct soryu_stats *st)
 		if (lvl != pick && (mask & (1ULL << lvl)) && serve_level(lvl, now, st))
 			return true;
 	}
-	return false;
+	if (!pin || !take_pinned_aged(cpu, pin_at))
+		return false;
+granted:
+	stat_add(st, SORYU_CNT_STARVE_SERVE, 1);
+	grant_slice();
+	return true;
 }

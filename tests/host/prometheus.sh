@@ -106,6 +106,7 @@ want = {
     "scx_soryu_reports_total": "counter",
     "scx_soryu_wakeups_total": "counter",
     "scx_soryu_enqueues_total": "counter",
+    "scx_soryu_pinned_enqueues_total": "counter",
     "scx_soryu_direct_dispatches_total": "counter",
     "scx_soryu_dispatch_calls_total": "counter",
     "scx_soryu_dispatch_probes_total": "counter",

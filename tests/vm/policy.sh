@@ -11,6 +11,22 @@
 #            most tick/starve_ms of the CPU = 4 ms/100 ms = 4% at HZ=250.
 #            Expected: worse share <= 8% (twice the bound, for emulation);
 #            a scheduler that ignored levels would split 50/50.
+#            Both hogs may use one CPU only, so both sit on that CPU's own
+#            queue (pinned.bpf.c): this is strict priority inside it.
+#   mixed    strict priority between a CPU's own queue and the shared
+#            levels, both ways, where dispatch has to choose between them:
+#            on the last CPU a task pinned there, beside four tasks per CPU
+#            that may use every CPU, all running 2 ms and sleeping 0.5 ms
+#            over and over (so CPUs keep meeting a queued task of each
+#            kind with no previous task to keep). A pinned nice 19 task
+#            under nice -20 ones (levels 20-32 against 1-13) runs on
+#            starvation grants only: expected <= 8% of its CPU (a dispatch
+#            that took the own queue first gives it a slice at every
+#            sleep). A pinned nice -20 task over nice 19 ones gets what it
+#            asks, 80% of its CPU less the wakeup granularity: expected
+#            >= 50% (a dispatch that took the shared levels first leaves
+#            it the grants alone). The report counts own-queue enqueues
+#            (pinned > 0).
 #   order    three nice -20 hogs and a nice 4 waker (every 20 ms) pinned to
 #            one CPU: hogs at the ceiling and the waker at the floor share
 #            level 13. FIFO (default): the waker queues behind the two
@@ -108,6 +124,40 @@ c_strict() {
   check "the worse level's share of the CPU" "(b1 - b0) / ((a1 - a0) + (b1 - b0)) <= 0.08" a0="$a0" a1="$a1" b0="$b0" b1="$b1"
   check "the two hogs had the CPU" "((a1 - a0) + (b1 - b0)) / 1e9 >= 0.7 * $secs" a0="$a0" a1="$a1" b0="$b0" b1="$b1"
   check "the worse level still ran (starvation grants)" "b1 - b0 > 0" b0="$b0" b1="$b1"
+}
+
+# mixed_phase PINNED_NICE SHARED_NICE SECS: the pinned task's CPU time (ns)
+# over SECS, after 3 s for every task's boost to settle.
+mixed_phase() {
+  # they outlive the phase (kill_all ends them): a task gone before the
+  # last reading would leave t1 empty and the result negative, which fails
+  local h i t0 t1 duty=("$here/policy_probe.py" duty 2 0.5 $(($3 + 60)))
+  taskset -c "$last" nice -n "$1" python3 "${duty[@]}" >/dev/null &
+  h=$!
+  PIDS+=("$h")
+  for i in $(seq $((4 * ncpu))); do
+    nice -n "$2" python3 "${duty[@]}" >/dev/null &
+    PIDS+=($!)
+  done
+  sleep 3
+  t0=$(cputime "$h")
+  sleep "$3"
+  t1=$(cputime "$h")
+  kill_all
+  echo $((t1 - t0))
+}
+
+c_mixed() {
+  local worse better secs=10
+  worse=$(mixed_phase 19 -20 "$secs")
+  better=$(mixed_phase -20 19 "$secs")
+  echo "  mixed: pinned nice 19 under shared nice -20 ran $((worse / 1000000)) ms," \
+    "pinned nice -20 over shared nice 19 ran $((better / 1000000)) ms, of ${secs}s each"
+  check "a worse pinned task yields its CPU to better shared levels (share)" "w / 1e9 <= 0.08 * $secs" w="$worse"
+  check "a better pinned task keeps its CPU against worse shared levels (share)" "b / 1e9 >= 0.5 * $secs" b="$better"
+  check "the worse pinned task still ran (starvation grants)" "w > 0" w="$worse"
+  sleep 3
+  check "pinned tasks were queued on their CPU's own queue" "p > 0" p="$(report_sum pinned)"
 }
 
 c_order() {
@@ -308,7 +358,7 @@ c_boost() {
 }
 
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(strict order preempt idle gran resume boost)
+[ ${#cases[@]} -gt 0 ] || cases=(strict mixed order preempt idle gran resume boost)
 echo "policy: $(uname -r), $ncpu CPUs: ${cases[*]}"
 for c in "${cases[@]}"; do
   for knobs in default all-on; do

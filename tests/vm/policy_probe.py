@@ -12,6 +12,10 @@ clock (never with the scheduler's figures).
         own progress longer than 0.2 ms (time it was off the CPU). Prints
         one JSON line: gaps, and how many of them lasted SHORT_MS or more.
 
+    policy_probe.py duty RUN_MS SLEEP_MS SECS
+        Runs RUN_MS, sleeps SLEEP_MS, over and over for SECS: a task that
+        wants most of a CPU and goes through wakeups all the time.
+
     policy_probe.py boost KIND PIDFILE
         Writes the pid to inspect into PIDFILE, puts the task into a known
         boost state within ~2 s, then sleeps (blocked, so the state holds)
@@ -36,6 +40,13 @@ def spin(secs):
     end = clock() + secs
     while clock() < end:
         pass
+
+
+def duty(run_ms, sleep_ms, secs):
+    end = clock() + secs
+    while clock() < end:
+        spin(run_ms / 1000.0)
+        time.sleep(sleep_ms / 1000.0)
 
 
 def waker(period_ms, secs, nice):
@@ -124,6 +135,8 @@ def main():
         waker(float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]))
     elif sys.argv[1] == "gaps":
         gaps(float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]))
+    elif sys.argv[1] == "duty":
+        duty(float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]))
     elif sys.argv[1] == "boost":
         boost(sys.argv[2], sys.argv[3])
     else:
