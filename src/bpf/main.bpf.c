@@ -238,6 +238,59 @@ static u64 clamped_vtime(const struct task_struct *p)
 	return time_before(vt, floor) ? floor : vt;
 }
 
+/*
+ * --vtime: a key that puts @p in front of @lvl's head, which is what a
+ * FIFO level does with SCX_ENQ_HEAD (a vtime DSQ takes no head insert):
+ * its own key if that is first already, else one below the head's. The
+ * insert writes the key into its vtime, a credit of at most the gap to
+ * the head. The peek is lockless: a task inserted in between may still
+ * go first, which costs @p one task's turn, not its place.
+ */
+static u64 front_vtime(const struct task_struct *p, u32 lvl)
+{
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(lvl);
+	u64 vt = p->scx.dsq_vtime;
+
+	if (head && !time_before(vt, head->scx.dsq_vtime))
+		vt = head->scx.dsq_vtime - 1;
+	return vt;
+}
+
+/*
+ * Where ops.enqueue puts a task, from the least owed to the most. On a
+ * shared level and on a CPU's own queue alike (queue_on_level(),
+ * pin_key()).
+ */
+enum requeue {
+	REQUEUE_TAIL,	/* a new wait: the tail of its level */
+	REQUEUE_RESUME,	/* preempted with slice left: the head, unless its level starves */
+	REQUEUE_FRONT,	/* handed back before it ran: the head, where it was taken from */
+	REQUEUE_OWED,	/* robbed of a starvation serve: the head, and served at once */
+};
+
+/*
+ * ops.cpu_release hands a CPU's local tasks back (SCX_ENQ_REENQ) when a
+ * higher class takes the CPU. Each of them was taken from the head of a
+ * queue (dispatch moves heads; a stale pinned task is the oldest of its
+ * queue), so it goes back in front: at the tail it would wait behind
+ * every task it had already waited out. A task still holding a grant was
+ * served for starving and is owed the rest of that serve; the grant is
+ * void on another CPU (and here the higher class runs), so it is served
+ * again (owe_serve()).
+ */
+static enum requeue requeue_how(struct soryu_task_ctx *tctx, u64 enq_flags)
+{
+	if (enq_flags & SCX_ENQ_REENQ) {
+		if (tctx->granted) {
+			tctx->granted = false;
+			return REQUEUE_OWED;
+		}
+		if (tctx->queued_at)
+			return REQUEUE_FRONT;
+	}
+	return tctx->resume ? REQUEUE_RESUME : REQUEUE_TAIL;
+}
+
 /* The levels running, per LLC, for the victim search. */
 #include "llc.bpf.c"
 
@@ -317,9 +370,10 @@ static bool stall_injected(const struct task_struct *p)
 }
 
 /*
- * Queue @p on its shared level DSQ @lvl, counted there (count_level()).
+ * Queue @p on its shared level DSQ @lvl, counted there (count_level()),
+ * at the place @how says (requeue_how()).
  *
- * Preempted before its slice ran out (@resume, from ops.stopping): back to
+ * Preempted before its slice ran out (REQUEUE_RESUME, from ops.stopping): back to
  * the head of its level, where BMQ leaves a preempted task, not the tail.
  * The preemptor is usually a short wakeup; when it is done, the task it
  * displaced resumes on what is left of its slice, on the CPU whose cache
@@ -328,18 +382,25 @@ static bool stall_injected(const struct task_struct *p)
  * so it still leaves for the tail after one slice of CPU. With --vtime the
  * level is ordered by vtime, where the task's own vtime already puts it
  * near the front. Not ahead of a level that starves (resume_at_head()).
+ * Handed back by cpu_release: in front of the head, starving or not, and
+ * a robbed serve makes the level starve at once (owe_serve()).
  */
 static bool queue_on_level(struct task_struct *p, struct soryu_task_ctx *tctx, u32 lvl,
-			   u64 slice, bool resume, u64 enq_flags)
+			   u64 slice, enum requeue how, u64 enq_flags)
 {
+	u64 now = scx_bpf_now();
 	bool ok;
 
-	if (resume && !vtime_on && resume_at_head(lvl, tctx, scx_bpf_now()))
+	if (how == REQUEUE_OWED)
+		owe_serve(lvl, tctx, now);
+	if (!vtime_on && (how >= REQUEUE_FRONT ||
+			  (how == REQUEUE_RESUME && resume_at_head(lvl, tctx, now))))
 		enq_flags |= SCX_ENQ_HEAD;
 	mark_level(lvl);
 
 	if (vtime_on)
-		ok = scx_bpf_dsq_insert_vtime(p, lvl, slice, clamped_vtime(p), enq_flags);
+		ok = scx_bpf_dsq_insert_vtime(p, lvl, slice, how >= REQUEUE_FRONT ?
+					      front_vtime(p, lvl) : clamped_vtime(p), enq_flags);
 	else
 		ok = scx_bpf_dsq_insert(p, lvl, slice, enq_flags);
 	/* before the insert lands: see count_level() */
@@ -351,9 +412,10 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct soryu_stats *st = this_stats();
 	struct soryu_task_ctx *tctx;
-	bool ok, resume;
+	enum requeue how;
 	u32 lvl, b;
 	u64 slice;
+	bool ok;
 
 	if (!(tctx = lookup_task_ctx(p))) {
 		scx_bpf_error("soryu: no task context for %s[%d]", p->comm, p->pid);
@@ -363,16 +425,18 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	refresh_cgroup_nice(p, tctx);
 	lvl = task_level(p, tctx);
 	tctx->enq_level = lvl;
-	resume = tctx->resume;
+	how = requeue_how(tctx, enq_flags);
 	tctx->resume = false;
 	/*
 	 * A task queued again before it ran (re-queued off a CPU a higher class
 	 * took, a nice or affinity change) keeps its age: the starvation rule
-	 * counts from when it first waited, not from the last requeue.
+	 * counts from when it first waited, not from the last requeue. So does
+	 * one robbed of its serve: its wait was not over.
 	 */
 	if (!tctx->queued_at) {
 		tctx->queued_at = scx_bpf_now();
-		tctx->age_at = tctx->queued_at;
+		if (how != REQUEUE_OWED)
+			tctx->age_at = tctx->queued_at;
 	}
 	if (stall_injected(p)) {
 		count_level(tctx, 0);
@@ -390,9 +454,9 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	 * clock: every other task starving there would wait one more round.
 	 * Not when ops.cpu_release handed it back (SCX_ENQ_REENQ): this CPU now
 	 * belongs to a higher class, and its level, where it keeps its age,
-	 * lets any other CPU take it.
+	 * lets any other CPU take it (requeue_how()).
 	 */
-	if (tctx->granted && !(enq_flags & SCX_ENQ_REENQ)) {
+	if (tctx->granted) {
 		count_level(tctx, 0);
 		if (scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice, enq_flags | SCX_ENQ_HEAD))
 			stat_add(st, SORYU_CNT_DIRECT, 1);
@@ -403,12 +467,12 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	if (pins_to_one_cpu(p)) {
 		/* its CPU's own queue: counted on no shared level */
 		count_level(tctx, 0);
-		ok = pin_enqueue(p, tctx, lvl, slice, resume, enq_flags);
+		ok = pin_enqueue(p, tctx, lvl, slice, how, enq_flags);
 		if (ok)
 			stat_add(st, SORYU_CNT_PINNED, 1);
 	} else {
 		pin_leave(p, tctx);
-		ok = queue_on_level(p, tctx, lvl, slice, resume, enq_flags);
+		ok = queue_on_level(p, tctx, lvl, slice, how, enq_flags);
 	}
 	if (!ok) {
 		stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
@@ -600,8 +664,15 @@ void BPF_STRUCT_OPS(soryu_cpu_release, s32 cpu, struct scx_cpu_release_args *arg
 	struct cpu_ctx *cctx;
 	u32 zero = 0;
 
-	if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)))
+	if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero))) {
 		show_level(cctx, SORYU_LVL_PCPU_KTHREAD);
+		/*
+		 * A grant not yet taken was for a task on the local DSQ, which
+		 * is handed back now and served again elsewhere (requeue_how()):
+		 * the next task to run here must not inherit it.
+		 */
+		cctx->starve_grant = false;
+	}
 	scx_bpf_reenqueue_local();
 }
 

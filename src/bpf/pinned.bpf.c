@@ -35,21 +35,25 @@ static bool pins_to_one_cpu(const struct task_struct *p)
  * the level what a shared level's DSQ does with SCX_ENQ_HEAD and tail
  * inserts (a vtime DSQ has no head insert): tails take rising numbers,
  * heads falling ones, from two counters of that CPU. A preempted task
- * (@resume) goes to the head unless a task of the queue starves (the rule
- * of resume_at_head()); with --vtime, the place is its vtime, clamped as
+ * (REQUEUE_RESUME) goes to the head unless a task of the queue starves
+ * (the rule of resume_at_head()); one handed back by cpu_release goes to
+ * the head, or with --vtime before every vtime (requeue_how()); otherwise
+ * with --vtime the place is its vtime, clamped as
  * on a shared level (saved by pin_enqueue()). The counters are written by
  * ops.enqueue under the runqueue lock of the task's CPU, which for a task
  * with one CPU is that CPU's, so they do not race; they would wrap after
  * 2^57 inserts.
  */
-static u64 pin_key(const struct soryu_task_ctx *tctx, u32 lvl, bool resume,
+static u64 pin_key(const struct soryu_task_ctx *tctx, u32 lvl, enum requeue how,
 		   struct cpu_ctx *cctx)
 {
 	u64 ord;
 
-	if (vtime_on)
+	if (how >= REQUEUE_FRONT)
+		ord = vtime_on ? 0 : PIN_FIFO_MID - ++cctx->pin_heads;
+	else if (vtime_on)
 		ord = tctx->pin_vtime;
-	else if (resume && !cctx->pin_starving)
+	else if (how == REQUEUE_RESUME && !cctx->pin_starving)
 		ord = PIN_FIFO_MID - ++cctx->pin_heads;
 	else
 		ord = PIN_FIFO_MID + ++cctx->pin_tails;
@@ -86,7 +90,7 @@ static void pin_count(struct soryu_task_ctx *tctx, u32 cpu1)
  * the queue (pin_leave()).
  */
 static bool pin_enqueue(struct task_struct *p, struct soryu_task_ctx *tctx, u32 lvl,
-			u64 slice, bool resume, u64 enq_flags)
+			u64 slice, enum requeue how, u64 enq_flags)
 {
 	s32 cpu = bpf_cpumask_first(p->cpus_ptr);
 	struct cpu_ctx *cctx;
@@ -98,9 +102,17 @@ static bool pin_enqueue(struct task_struct *p, struct soryu_task_ctx *tctx, u32 
 	/* not once more when queued again: the field holds the key by then */
 	if (vtime_on && !tctx->pin_cpu1)
 		tctx->pin_vtime = clamped_vtime(p);
+	/*
+	 * Robbed of a serve (requeue_how()): this CPU, the task's only one,
+	 * hands it back from its own cpu_release, so writing pin_starving
+	 * here keeps it this CPU's own field. The next dispatch here reads
+	 * the queue for its oldest task, which this one is again.
+	 */
+	if (how == REQUEUE_OWED)
+		cctx->pin_starving = true;
 	/* a vtime DSQ takes no head insert: pin_key() places the task */
 	ok = scx_bpf_dsq_insert_vtime(p, SORYU_PIN_DSQ + cpu, slice,
-				      pin_key(tctx, lvl, resume, cctx), enq_flags & ~SCX_ENQ_HEAD);
+				      pin_key(tctx, lvl, how, cctx), enq_flags & ~SCX_ENQ_HEAD);
 	/* before the insert lands, as count_level() */
 	pin_count(tctx, ok ? cpu + 1 : 0);
 	return ok;

@@ -27,6 +27,31 @@ static void grant_slice(void)
 }
 
 /*
+ * @tctx's task was served for starving, and a higher class took its CPU
+ * before the grant's slice was up (ops.enqueue, SCX_ENQ_REENQ). Its wait
+ * was not over: it keeps its age and goes in front of its level's head
+ * (requeue_how()), and here the level is made to starve at once:
+ * last_served[] goes back to the task's age, or to just over starve_ns
+ * ago if that is later. The next dispatch on any CPU it may use then
+ * serves the level's head, this task, and oldest first still orders it by
+ * its age. Without this it waited a whole round again: the serve had just
+ * stamped the level, and its age would have restarted. The store races
+ * only with CPUs taking from this level, and a later stamp from one of
+ * them means it took the level's head: this task, or one put in front of
+ * it since (front_vtime()).
+ */
+static void owe_serve(u32 lvl, struct soryu_task_ctx *tctx, u64 now)
+{
+	u64 *ls = MEMBER_VPTR(last_served, [lvl]);
+	u64 at = now - starve_ns - 1;
+
+	if (time_before(tctx->age_at, at))
+		at = tctx->age_at;
+	if (ls && time_before(at, READ_ONCE(*ls)))
+		WRITE_ONCE(*ls, at);
+}
+
+/*
  * May @tctx's task, preempted with slice left, go back in front of @lvl's
  * head (ops.enqueue)? Not when that head has waited starve_ns: the level is
  * starving, its waiting tasks are owed a turn first, and a task that has

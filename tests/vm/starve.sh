@@ -18,6 +18,10 @@
 #   cpuset   the same inside a cpuset cgroup of that one CPU
 #   rt       a SCHED_FIFO hog on the last CPU, nice -20 hogs, and nice 19
 #            and SCHED_IDLE probes
+#   rtcut    the levels case's hogs, nice 19 and SCHED_IDLE probes, and a
+#            SCHED_FIFO ticker on every CPU (cyclictest, every 1.5 ms) that
+#            cuts most served stints short: a task robbed of its serve by
+#            a higher class must not wait a whole round again
 #   edges    the levels case at --starve-ms 2 (the lowest the default slice
 #            allows), --starve-ms 2000 (the highest) and --slice-us 99999
 #            (the longest the default threshold allows)
@@ -257,6 +261,17 @@ w_rt() {
   probe rt_idle $((2 + ncpu)) $((ncpu - 1)) idle
 }
 
+w_rtcut() {
+  LEVELS=2 PRICE=1
+  # one thread per CPU, each pinned there (-a), above the harness's 50
+  cyclictest -q -m -a -t "$ncpu" -p 60 -i 1500 -D "$((secs + 90))" </dev/null >/dev/null 2>&1 &
+  RT_PID=$!
+  hogs better -20 "$ncpu"
+  local k=$((2 + ncpu))
+  probe cut_nice19 "$k" "$ncpu" nice 19
+  probe cut_idle "$k" "$ncpu" idle
+}
+
 # bound_ms K N: the bound for the running case's knobs, plus L.
 bound_ms() {
   awk -v s="$STARVE_MS" -v sl="$SLICE_US" -v hz="$HZ" -v k="$1" -v n="$2" -v l="$LATE" 'BEGIN {
@@ -316,7 +331,16 @@ run_case() { # run_case WORKLOAD KNOBSET [FLAGS...]
   if sched_start --report-sec 4 "$@" && sched_wait_enabled; then
     "w_${w%%_*}"
     run_window
-    if [ -n "$RT_PID" ]; then kill -KILL "$RT_PID" 2>/dev/null || true; wait "$RT_PID" 2>/dev/null || true; fi
+    if [ -n "$RT_PID" ]; then
+      kill -0 "$RT_PID" 2>/dev/null || fail "the SCHED_FIFO task of the case ended before the probes' window did"
+      kill -KILL "$RT_PID" 2>/dev/null || true
+      wait "$RT_PID" 2>/dev/null || true
+    fi
+    if [ "$w" = rtcut ]; then
+      # the case is only a test if the ticker did take CPUs from the probes
+      check "the ticker preempted the probes (switches to it)" 'c > 0' \
+        c="$(grep -c 'prev_state=R.* next_comm=cyclictest' "$SORYU_OUT/$CASE.switches" 2>/dev/null || true)"
+    fi
     [ "$w" != cpuset ] || cpuset_remove
     scx_is_soryu || fail "soryu not enabled at the end (state '$(scx_state)')"
     trace "soryu's longest queued wait per interval (ms): $(jq -r 'select(.type == "interval") | (.queued_max_us // 0) / 1000 | floor' "$SORYU_OUT/$CASE.jsonl" 2>/dev/null | tr '\n' ' ')"
@@ -365,7 +389,7 @@ done
 
 SWITCHES=1
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(levels deep pinned cpuset rt edges)
+[ ${#cases[@]} -gt 0 ] || cases=(levels deep pinned cpuset rt rtcut edges)
 for w in "${cases[@]}"; do
   if [ "$w" = edges ]; then
     for set in default all-on; do
