@@ -2,7 +2,8 @@
 /*
  * scx_soryu: BMQ's bitmap queue as a sched_ext scheduler.
  *
- * Tasks sit in 33 levels, one DSQ per level shared by all CPUs. A task's
+ * Tasks sit in 33 levels, one DSQ per level shared by all CPUs (a task
+ * that may use one CPU only waits on that CPU's own queue). A task's
  * level folds its nice value and a dynamic boost (policy.h): sleeping
  * improves the boost, using up slices worsens it. Lower levels run first,
  * strictly; inside a level, FIFO (or vtime with --vtime). The one-word
@@ -13,10 +14,11 @@
  * CPU; a task preempted with slice left resumes at the head of its level.
  *
  * This file holds the knobs, the shared state and the callbacks; each
- * mechanism has a file of its own, included below: stats.bpf.c,
- * levels.bpf.c (bitmap and probing), starve.bpf.c, preempt.bpf.c,
- * cgroup.bpf.c (cpu.weight) and dump.bpf.c. The design, with the race arguments in full, is in
- * docs/design.md.
+ * mechanism has a file of its own, included below: stats.bpf.c, task.bpf.c
+ * (a task's level, slice and requeue place), llc.bpf.c and preempt.bpf.c
+ * (victims), levels.bpf.c (bitmap and probing), pinned.bpf.c (own
+ * queues), starve.bpf.c, cgroup.bpf.c (cpu.weight) and dump.bpf.c. The
+ * design, with the race arguments in full, is in docs/design.md.
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
@@ -189,107 +191,8 @@ static struct soryu_task_ctx *lookup_task_ctx(const struct task_struct *p)
 /* Statistics: per-CPU counters and histograms. */
 #include "stats.bpf.c"
 
-static bool is_pcpu_kthread(const struct task_struct *p)
-{
-	return (p->flags & PF_KTHREAD) && p->nr_cpus_allowed == 1;
-}
-
-/* The task's nice plus its cgroups' offset (cgroup.bpf.c); soryu_level() clamps. */
-static u32 task_level(const struct task_struct *p, const struct soryu_task_ctx *tctx)
-{
-	return soryu_level(p->policy, is_pcpu_kthread(p),
-			   (int)p->static_prio - 120 + tctx->cg_nice, tctx->boost);
-}
-
-/* What is left of the task's slice; a used-up slice was refilled in charge(). */
-static u64 slice_left(const struct soryu_task_ctx *tctx)
-{
-	return tctx->used_ns < slice_ns ? slice_ns - tctx->used_ns : slice_ns;
-}
-
-/*
- * Charge the runtime since the last charge against the slice (and, with
- * --vtime, against the task's virtual time). se.sum_exec_runtime is the clock
- * the kernel itself burns p->scx.slice with, so "slice used up" here agrees
- * with the kernel even when a preemption kick zeroed p->scx.slice early:
- * such a task keeps the rest of its slice and is not deboosted.
- */
-static void charge(struct task_struct *p, struct soryu_task_ctx *tctx)
-{
-	u64 exec = p->se.sum_exec_runtime;
-	u64 ran = exec - tctx->exec_base;
-
-	tctx->exec_base = exec;
-	if (vtime_on)
-		p->scx.dsq_vtime += ran;	/* unweighted: nice lives in the level */
-	tctx->used_ns += ran;
-	if (tctx->used_ns >= slice_ns) {
-		tctx->used_ns = 0;
-		tctx->boost = soryu_boost_after_expiry(tctx->boost, p->policy);
-		tctx->granted = false;	/* the grant's slice was used */
-	}
-}
-
-/* --vtime: @p's place in its level. A sleeper's credit is worth at most one slice. */
-static u64 clamped_vtime(const struct task_struct *p)
-{
-	u64 vt = p->scx.dsq_vtime, floor = READ_ONCE(vtime_now) - slice_ns;
-
-	return time_before(vt, floor) ? floor : vt;
-}
-
-/*
- * --vtime: a key that puts @p in front of @lvl's head, which is what a
- * FIFO level does with SCX_ENQ_HEAD (a vtime DSQ takes no head insert):
- * its own key if that is first already, else one below the head's. The
- * insert writes the key into its vtime, a credit of at most the gap to
- * the head. The peek is lockless: a task inserted in between may still
- * go first, which costs @p one task's turn, not its place.
- */
-static u64 front_vtime(const struct task_struct *p, u32 lvl)
-{
-	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(lvl);
-	u64 vt = p->scx.dsq_vtime;
-
-	if (head && !time_before(vt, head->scx.dsq_vtime))
-		vt = head->scx.dsq_vtime - 1;
-	return vt;
-}
-
-/*
- * Where ops.enqueue puts a task, from the least owed to the most. On a
- * shared level and on a CPU's own queue alike (queue_on_level(),
- * pin_key()).
- */
-enum requeue {
-	REQUEUE_TAIL,	/* a new wait: the tail of its level */
-	REQUEUE_RESUME,	/* preempted with slice left: the head, unless its level starves */
-	REQUEUE_FRONT,	/* handed back before it ran: the head, where it was taken from */
-	REQUEUE_OWED,	/* robbed of a starvation serve: the head, and served at once */
-};
-
-/*
- * ops.cpu_release hands a CPU's local tasks back (SCX_ENQ_REENQ) when a
- * higher class takes the CPU. Each of them was taken from the head of a
- * queue (dispatch moves heads; a stale pinned task is the oldest of its
- * queue), so it goes back in front: at the tail it would wait behind
- * every task it had already waited out. A task still holding a grant was
- * served for starving and is owed the rest of that serve; the grant is
- * void on another CPU (and here the higher class runs), so it is served
- * again (owe_serve()).
- */
-static enum requeue requeue_how(struct soryu_task_ctx *tctx, u64 enq_flags)
-{
-	if (enq_flags & SCX_ENQ_REENQ) {
-		if (tctx->granted) {
-			tctx->granted = false;
-			return REQUEUE_OWED;
-		}
-		if (tctx->queued_at)
-			return REQUEUE_FRONT;
-	}
-	return tctx->resume ? REQUEUE_RESUME : REQUEUE_TAIL;
-}
+/* A task's level, slice, runtime charge, vtime and requeue place. */
+#include "task.bpf.c"
 
 /* The levels running, per LLC, for the victim search. */
 #include "llc.bpf.c"
@@ -431,11 +334,12 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	 * A task queued again before it ran (re-queued off a CPU a higher class
 	 * took, a nice or affinity change) keeps its age: the starvation rule
 	 * counts from when it first waited, not from the last requeue. So does
-	 * one robbed of its serve: its wait was not over.
+	 * one robbed of its serve, or preempted before it was served
+	 * (served()): its wait was not over.
 	 */
 	if (!tctx->queued_at) {
 		tctx->queued_at = scx_bpf_now();
-		if (how != REQUEUE_OWED)
+		if (how == REQUEUE_TAIL || (how == REQUEUE_RESUME && served(p, tctx)))
 			tctx->age_at = tctx->queued_at;
 	}
 	if (stall_injected(p)) {
@@ -583,8 +487,11 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 	pin_leave(p, tctx);
 	now = scx_bpf_now();
 	/* the figure the starvation bound is about: every task, every wait */
-	if (tctx->queued_at && st)
-		note_wait(st, SORYU_WAIT_QUEUED, now - tctx->queued_at);
+	if (tctx->queued_at) {
+		if (st)
+			note_wait(st, SORYU_WAIT_QUEUED, now - tctx->queued_at);
+		tctx->served_exec = tctx->exec_base;	/* for served() */
+	}
 	tctx->queued_at = 0;
 	refresh_cgroup_nice(p, tctx);	/* a task placed on an idle CPU skips enqueue */
 	lvl = task_level(p, tctx);
@@ -745,25 +652,6 @@ void BPF_STRUCT_OPS(soryu_enable, struct task_struct *p)
 {
 	/* Start at the clock: vtime 0 would read as a huge credit. */
 	p->scx.dsq_vtime = READ_ONCE(vtime_now);
-}
-
-/* One deferred-kick timer per CPU, when --wakeup-gran-us is not 0. */
-static s32 init_kick_timers(void)
-{
-	struct kick_timer *kt;
-	u32 cpu;
-
-	if (!wakeup_gran_ns)
-		return 0;
-	bpf_for(cpu, 0, scx_bpf_nr_cpu_ids()) {
-		if (cpu >= SORYU_MAX_CPUS)
-			break;
-		if (!(kt = bpf_map_lookup_elem(&kick_timers, &cpu)))
-			return -ENOENT;
-		bpf_timer_init(&kt->timer, &kick_timers, CLOCK_MONOTONIC);
-		bpf_timer_set_callback(&kt->timer, kick_timer_fn);
-	}
-	return 0;
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(soryu_init)

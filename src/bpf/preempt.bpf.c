@@ -246,3 +246,22 @@ static void note_kick_landed(struct soryu_stats *st)
 	if (k - 1 != cctx->level)
 		stat_add(st, SORYU_CNT_STALE_KICK, 1);
 }
+
+/* One deferred-kick timer per CPU, when --wakeup-gran-us is not 0. */
+static s32 init_kick_timers(void)
+{
+	struct kick_timer *kt;
+	u32 cpu;
+
+	if (!wakeup_gran_ns)
+		return 0;
+	bpf_for(cpu, 0, scx_bpf_nr_cpu_ids()) {
+		if (cpu >= SORYU_MAX_CPUS)
+			break;
+		if (!(kt = bpf_map_lookup_elem(&kick_timers, &cpu)))
+			return -ENOENT;
+		bpf_timer_init(&kt->timer, &kick_timers, CLOCK_MONOTONIC);
+		bpf_timer_set_callback(&kt->timer, kick_timer_fn);
+	}
+	return 0;
+}

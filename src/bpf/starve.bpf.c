@@ -53,9 +53,12 @@ static void owe_serve(u32 lvl, struct soryu_task_ctx *tctx, u64 now)
 
 /*
  * May @tctx's task, preempted with slice left, go back in front of @lvl's
- * head (ops.enqueue)? Not when that head has waited starve_ns: the level is
- * starving, its waiting tasks are owed a turn first, and a task that has
- * just run goes to the tail as if it had not been preempted. Otherwise it
+ * head (ops.enqueue)? Not when that head has waited starve_ns and is older
+ * than the task: the level is starving, its waiting tasks are owed a turn
+ * first, and a task that has just run goes to the tail as if it had not
+ * been preempted. (A task preempted before it was served keeps its age,
+ * served(), and may be the older one: then it goes first, as oldest first
+ * would serve it.) Otherwise it
  * takes the head's age when that is older than its own, so that a FIFO
  * level's head still carries the oldest age in the level, which is all
  * head_stale() relies on: it may be served early for it, never late, and
@@ -77,7 +80,8 @@ static bool resume_at_head(u32 lvl, struct soryu_task_ctx *tctx, u64 now)
 	if (!(hctx = lookup_task_ctx(head)) || !READ_ONCE(hctx->queued_at))
 		return false;
 	at = READ_ONCE(hctx->age_at);
-	if (time_after(now, at + starve_ns))
+	/* a stale head goes first, unless this task is older (served()) */
+	if (time_after(now, at + starve_ns) && !time_before(tctx->age_at, at))
 		return false;
 	if (time_before(at, tctx->age_at))
 		tctx->age_at = at;
