@@ -16,8 +16,9 @@
 # queued wait in the same intervals was 128 ms. That was the probe's own
 # figure; waits are now taken from the kernel's switch trace (pinned, one
 # boot: 168 and 190 ms by the trace, 251 and 317 ms by the probes; a
-# clean-clone CI run: 250 and 140 ms, 212 and 287 ms). The levels case has
-# not been run again with it.
+# clean-clone CI run: 250 and 140 ms, 212 and 287 ms; with the pinned
+# probe on its CPU's own queue, one boot: 212 and 180 ms, 324 and 346 ms).
+# The levels case has not been run again with it.
 set -euo pipefail
 [ $# -gt 0 ] || set -- pinned
 # Eight virtual CPUs on the host's two cores: a sleeper's lateness under
