@@ -158,14 +158,20 @@ impl<'a> Scheduler<'a> {
             }
         }
 
+        // Load (the verifier) and attach (the kernel's enable, which moves
+        // every task to sched_ext) are timed apart: under load either can
+        // take seconds, and the attached line says which one did.
+        let load_start = Instant::now();
         let mut skel = scx_ops_load!(skel, soryu_ops, uei).map_err(|e| {
             let tail = libbpf_tail();
             anyhow!("the BPF scheduler failed to load (refused by libbpf or the kernel verifier): {e:#}\nlast libbpf/verifier lines (run with -v for all):\n{tail}")
         })?;
         // If anything below fails, `link` is dropped on the way out and the
         // scheduler detached: never left half set up.
+        let loaded = load_start.elapsed();
         let link = scx_ops_attach!(skel, soryu_ops)
             .map_err(|e| anyhow!("cannot attach the scheduler: {e:#}"))?;
+        let attached = load_start.elapsed() - loaded;
         let kernel_hz = skel.maps.bss_data.as_ref().map_or(0, |b| b.kernel_hz);
         // One starving task per CPU: the bound every report prints beside
         // the longest queued wait (docs/design.md).
@@ -188,8 +194,10 @@ impl<'a> Scheduler<'a> {
             llcs.join(" | ")
         );
         info!(
-            "scx_soryu {} attached: slice {} us, starve {} ms, wakeup granularity {} us, clear_bitmap={} boost_on_wake={} vtime={} cgroup_weight={}",
+            "scx_soryu {} attached: load {} ms, attach {} ms, slice {} us, starve {} ms, wakeup granularity {} us, clear_bitmap={} boost_on_wake={} vtime={} cgroup_weight={}",
             report::version(),
+            loaded.as_millis(),
+            attached.as_millis(),
             opts.slice_us,
             opts.starve_ms,
             opts.wakeup_gran_us(),

@@ -71,6 +71,14 @@ LOAD_PID=
 [ "$rc" = 0 ] || fail "stress-ng exited $rc ($(basename "$stress_log"))"
 for s in cpu fork affinity; do stress_ran "$stress_log" "$s"; done
 [ "$done_cycles" = "$cycles" ] || fail "only $done_cycles of $cycles cycles completed"
+# Where each enable's time went, from the daemon's attached line: the
+# load (the verifier) and the attach (the kernel's enable).
+spread() { # field: min-max ms, median, over the cycles' attached lines
+  grep -o 'load [0-9]* ms, attach [0-9]* ms' "$SORYU_OUT/$CASE.sched.log" |
+    awk -v f="$1" '{ print $f }' | sort -n |
+    awk '{ v[NR] = $1 } END { if (NR) printf "%d-%d ms, median %d", v[1], v[NR], v[int((NR + 1) / 2)]; else print "none" }'
+}
+echo "cycles: load (verifier) $(spread 2); attach (enable) $(spread 5)"
 echo "cycles: $done_cycles attach/detach cycles in ${elapsed}s ($(awk -v e="$elapsed" -v n="$done_cycles" 'BEGIN { if (n) printf "%.1f", e / n; else print "-" }') s each)"
 
 dmesg_check
