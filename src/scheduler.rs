@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use crossbeam_channel::RecvTimeoutError;
+use libbpf_rs::skel::Skel;
 use libbpf_rs::{OpenObject, PrintLevel};
 use log::info;
 use scx_stats::prelude::*;
@@ -117,6 +118,37 @@ fn libbpf_tail() -> String {
     tail.iter().map(|l| format!("  | {l}\n")).collect()
 }
 
+/// Instructions the kernel's verifier walked to load the scheduler, over
+/// all its programs, and the program that took the most: what the load's
+/// time grows with (docs/performance.md). A program whose info cannot be
+/// read counts 0: this is a figure for the log, not a check.
+fn verified_insns(skel: &BpfSkel) -> (u64, String, u32) {
+    use std::os::fd::{AsFd, AsRawFd};
+    let (mut total, mut top, mut top_insns) = (0u64, String::new(), 0u32);
+    for prog in skel.object().progs() {
+        let mut info = libbpf_sys::bpf_prog_info::default();
+        let mut len = std::mem::size_of_val(&info) as u32;
+        // SAFETY: the fd is the loaded program's, open for the call; info
+        // is a bpf_prog_info of the size passed, with no pointer fields set.
+        let ret = unsafe {
+            libbpf_sys::bpf_obj_get_info_by_fd(
+                prog.as_fd().as_raw_fd(),
+                (&mut info as *mut libbpf_sys::bpf_prog_info).cast(),
+                &mut len,
+            )
+        };
+        if ret != 0 {
+            continue;
+        }
+        total += u64::from(info.verified_insns);
+        if info.verified_insns > top_insns {
+            top_insns = info.verified_insns;
+            top = prog.name().to_string_lossy().into_owned();
+        }
+    }
+    (total, top, top_insns)
+}
+
 pub struct Scheduler<'a> {
     skel: BpfSkel<'a>,
     link: Option<libbpf_rs::Link>,
@@ -172,6 +204,7 @@ impl<'a> Scheduler<'a> {
         let link = scx_ops_attach!(skel, soryu_ops)
             .map_err(|e| anyhow!("cannot attach the scheduler: {e:#}"))?;
         let attached = load_start.elapsed() - loaded;
+        let (insns, top, top_insns) = verified_insns(&skel);
         let kernel_hz = skel.maps.bss_data.as_ref().map_or(0, |b| b.kernel_hz);
         // One starving task per CPU: the bound every report prints beside
         // the longest queued wait (docs/design.md).
@@ -194,9 +227,12 @@ impl<'a> Scheduler<'a> {
             llcs.join(" | ")
         );
         info!(
-            "scx_soryu {} attached: load {} ms, attach {} ms, slice {} us, starve {} ms, wakeup granularity {} us, clear_bitmap={} boost_on_wake={} vtime={} cgroup_weight={}",
+            "scx_soryu {} attached: load {} ms ({} instructions verified, {} of them {}), attach {} ms, slice {} us, starve {} ms, wakeup granularity {} us, clear_bitmap={} boost_on_wake={} vtime={} cgroup_weight={}",
             report::version(),
             loaded.as_millis(),
+            insns,
+            top_insns,
+            top,
             attached.as_millis(),
             opts.slice_us,
             opts.starve_ms,

@@ -110,7 +110,7 @@ static bool probe_level(u32 lvl, struct soryu_stats *st)
  * Walk the levels the bitmap advertises, best first, below @limit, and
  * probe those counted non-empty (count_level()).
  */
-static bool scan_levels(u32 limit, u64 now, struct soryu_stats *st)
+__verified_once bool scan_levels(u32 limit, u64 now, struct soryu_stats *st)
 {
 	u64 bm = READ_ONCE(lvl_bitmap);
 	u32 lvl;
@@ -139,7 +139,7 @@ static bool scan_levels(u32 limit, u64 now, struct soryu_stats *st)
  * empty while tasks are queued on its CPU. So: dispatch never returns
  * empty while a level holds a task this CPU may run.
  */
-static bool sweep_levels(u32 limit, u64 now, struct soryu_stats *st)
+__verified_once bool sweep_levels(u32 limit, u64 now, struct soryu_stats *st)
 {
 	u32 lvl;
 

@@ -181,7 +181,7 @@ static bool serve_level(u32 lvl, u64 now, struct soryu_stats *st)
  * picked, the other starving levels, best first. The bitmap is not
  * asked: with clearing on, its bit may be wrong (see probe_level()).
  */
-static bool serve_starved(s32 cpu, struct cpu_ctx *cctx, u64 now, struct soryu_stats *st)
+__verified_once bool serve_starved(s32 cpu, struct cpu_ctx *cctx, u64 now, struct soryu_stats *st)
 {
 	u64 mask = 0, oldest = 0, at = 0, pin_at = 0;
 	u32 lvl, pick = SORYU_NR_LEVELS;
