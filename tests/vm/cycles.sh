@@ -26,9 +26,10 @@ set -euo pipefail
 cycles=${SORYU_CYCLES:-24}
 hold=${SORYU_CYCLE_SECS:-1}
 ncpu=$(nproc)
-# One case for every cycle: 13-16 s each under emulation, most of it the
-# daemon's start and stop under the hogs; the load (the verifier) takes
-# 3-5 s of it and the attach 0.1-0.2 s (printed below).
+# One case for every cycle: 13-16 s each under emulation, of which the
+# load (the verifier) takes 3-5 s and the attach 0.1-0.2 s (printed
+# below); the rest, the daemon's start, the hold and the stop under the
+# hogs, is not timed apart.
 CASE_DEADLINE=${SORYU_CASE_DEADLINE:-$((45 * cycles + 100))}
 
 echo "cycles: $(uname -r), $ncpu CPUs, $cycles attach/detach cycles under load"
