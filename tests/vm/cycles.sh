@@ -71,10 +71,9 @@ LOAD_PID=
 [ "$rc" = 0 ] || fail "stress-ng exited $rc ($(basename "$stress_log"))"
 for s in cpu fork affinity; do stress_ran "$stress_log" "$s"; done
 [ "$done_cycles" = "$cycles" ] || fail "only $done_cycles of $cycles cycles completed"
-# Where each enable's time went, from the daemon's attached line: the
-# load (the verifier) and the attach (the kernel's enable).
-# From the daemon's attached lines: load time, instructions verified,
-# attach time (one line per cycle).
+# Where each enable's time went, from the daemon's attached lines (one
+# per cycle): load time (the verifier), instructions verified, attach time
+# (the kernel's enable).
 phases() {
   sed -n 's/.*attached: load \([0-9]*\) ms (\([0-9]*\) instructions verified, .*), attach \([0-9]*\) ms.*/\1 \2 \3/p' \
     "$SORYU_OUT/$CASE.sched.log"
@@ -92,6 +91,9 @@ echo "cycles: load (verifier) $(spread 1) ms, $(spread 2) instructions verified;
 # main.bpf.c). A budget that catches such a growth.
 budget=${SORYU_VERIFIED_BUDGET:-80000}
 worst=$(phases | awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print m }')
+# 0: the daemon could not read its programs' counts, and the budget would
+# hold by default
+[ "$worst" -gt 0 ] || fail "no attached line shows instructions verified: the budget cannot be judged"
 [ "$worst" -le "$budget" ] || fail "the verifier walked $worst instructions to load soryu, over the budget of $budget"
 echo "cycles: $done_cycles attach/detach cycles in ${elapsed}s ($(awk -v e="$elapsed" -v n="$done_cycles" 'BEGIN { if (n) printf "%.1f", e / n; else print "-" }') s each)"
 
