@@ -93,6 +93,7 @@ fn libbpf_print(level: PrintLevel, msg: String) {
 /// The LLC layout into rodata (src/bpf/llc.bpf.c): each CPU's LLC, and the
 /// CPUs of LLC l at llc_cpus[llc_first[l]..llc_first[l + 1]]. CPUs past
 /// the BPF side's arrays are left out: only the fallback search reads them.
+/// And each CPU's next SMT sibling (src/bpf/smt.bpf.c), itself by default.
 fn set_layout(rodata: &mut crate::bpf_skel::types::rodata, layout: &crate::topology::Layout) {
     let max_cpus = rodata.llc_cpus.len();
     let mut at = 0;
@@ -106,6 +107,12 @@ fn set_layout(rodata: &mut crate::bpf_skel::types::rodata, layout: &crate::topol
         }
     }
     rodata.llc_first[layout.llcs.len()] = at as u32;
+    for (cpu, s) in rodata.cpu_sibling.iter_mut().enumerate() {
+        *s = layout
+            .siblings
+            .get(cpu)
+            .map_or(cpu, |&n| if n < max_cpus { n } else { cpu }) as u32;
+    }
 }
 
 pub fn install_libbpf_logger(verbose: bool) {

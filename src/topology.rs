@@ -16,6 +16,10 @@ use crate::bpf_intf::*;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
     pub llcs: Vec<Vec<usize>>,
+    /// Per CPU id, the next SMT sibling of its core in a ring (the CPU
+    /// itself when it has none): following it from any CPU visits each
+    /// thread of that core once (src/bpf/smt.bpf.c).
+    pub siblings: Vec<usize>,
 }
 
 impl Layout {
@@ -34,8 +38,42 @@ pub fn layout() -> &'static Layout {
         let keys: Vec<(usize, usize)> = (0..nr)
             .filter_map(|cpu| llc_key(sys, cpu).map(|k| (cpu, k)))
             .collect();
-        group(&keys, nr, soryu_consts_SORYU_MAX_LLCS as usize)
+        let mut layout = group(&keys, nr, soryu_consts_SORYU_MAX_LLCS as usize);
+        let threads: Vec<Option<Vec<usize>>> = (0..nr)
+            .map(|cpu| {
+                let f = sys.join(format!("cpu{cpu}/topology/thread_siblings_list"));
+                std::fs::read_to_string(f)
+                    .ok()
+                    .and_then(|s| parse_cpu_list(&s))
+            })
+            .collect();
+        layout.siblings = sibling_ring(&threads);
+        layout
     })
+}
+
+/// Per CPU, the next CPU of its core's thread list (ascending, wrapping),
+/// from each CPU's thread_siblings_list; itself when its list is unknown
+/// (an offline CPU), malformed or does not hold it.
+pub fn sibling_ring(threads: &[Option<Vec<usize>>]) -> Vec<usize> {
+    (0..threads.len())
+        .map(|cpu| {
+            let Some(list) = &threads[cpu] else {
+                return cpu;
+            };
+            let mut t: Vec<usize> = list
+                .iter()
+                .copied()
+                .filter(|&c| c < threads.len())
+                .collect();
+            t.sort_unstable();
+            t.dedup();
+            match t.iter().position(|&c| c == cpu) {
+                Some(i) => t[(i + 1) % t.len()],
+                None => cpu,
+            }
+        })
+        .collect()
 }
 
 /// The key of @cpu's last-level cache: the lowest CPU that shares it. None
@@ -104,7 +142,10 @@ pub fn group(keys: &[(usize, usize)], nr_cpu_ids: usize, max: usize) -> Layout {
     for l in &mut llcs {
         l.sort_unstable();
     }
-    Layout { llcs }
+    Layout {
+        llcs,
+        siblings: (0..nr_cpu_ids).collect(),
+    }
 }
 
 /// Parse a kernel CPU list ("0-3,8,10-11"). None if malformed.
@@ -176,6 +217,18 @@ mod tests {
         let l = group(&keys, 8, 256);
         assert_eq!(l.llcs, vec![vec![0, 1, 4, 5], vec![2, 3, 6, 7]]);
         assert_eq!(l.describe(), vec!["0-1,4-5", "2-3,6-7"]);
+    }
+
+    #[test]
+    fn siblings_form_a_ring_per_core() {
+        // SMT2 numbered apart (0,4 1,5 ...), an SMT4 core, an offline CPU
+        let two = |a, b| Some(vec![a, b]);
+        let t = vec![two(0, 4), two(1, 5), None, two(3, 7), two(0, 4), two(1, 5)];
+        assert_eq!(sibling_ring(&t), vec![4, 5, 2, 3, 0, 1]);
+        let four = Some(vec![0, 1, 2, 3]);
+        assert_eq!(sibling_ring(&vec![four; 4]), vec![1, 2, 3, 0]);
+        // no SMT: each CPU its own ring; a list without the CPU: itself
+        assert_eq!(sibling_ring(&[Some(vec![0]), Some(vec![0])]), vec![0, 1]);
     }
 
     #[test]

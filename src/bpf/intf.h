@@ -95,6 +95,9 @@ enum soryu_consts {
 	 */
 	SORYU_MAX_CPUS = 1024,
 
+	/* SMT threads of one core smt.bpf.c walks (POWER has 8) */
+	SORYU_MAX_SMT = 8,
+
 	/*
 	 * LLCs the victim search tells apart (llc.bpf.c). The daemon folds a
 	 * machine with more into this many groups: a search then reads more

@@ -212,6 +212,9 @@ static struct soryu_task_ctx *lookup_task_ctx(const struct task_struct *p)
 /* The levels running, per LLC, for the victim search. */
 #include "llc.bpf.c"
 
+/* SMT: moving a task that shares its core while a whole core idles. */
+#include "smt.bpf.c"
+
 /* Preemption: a CPU for a newly queued task. */
 #include "preempt.bpf.c"
 
@@ -406,7 +409,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		if (b < SORYU_BOOST_SPAN)
 			st->boost_hist[b]++;
 	}
-	try_preempt(p, lvl, st);
+	try_preempt(p, lvl, st, true);
 }
 
 void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
@@ -455,6 +458,18 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 	    (lim < limit && (take_pinned(cpu, st) || scan_levels(limit, now, st) ||
 			     (clear_bitmap && sweep_levels(limit, now, st))))) {
 		stat_add(st, SORYU_CNT_DISPATCH, 1);
+	} else if (pctx && !pctx->granted && smt_crowded(prev, cpu)) {
+		/*
+		 * Nothing better queued, but @prev shares its core while a
+		 * whole core is idle: let it go, with its slice spent, so
+		 * that the kernel queues it (SCX_ENQ_LAST) and try_preempt()
+		 * claims it a whole idle core (smt.bpf.c). Shown as going
+		 * idle: if that claim fails, the victim search kicks this CPU
+		 * back to take @prev again, so @prev never waits unwatched.
+		 */
+		if (cctx)
+			show_level(cctx, SORYU_LVL_NONE);
+		stat_add(st, SORYU_CNT_DISPATCH_EMPTY, 1);
 	} else if (pctx) {
 		/*
 		 * Nothing better queued: keep @prev on the rest of its slice. A
@@ -593,5 +608,7 @@ SCX_OPS_DEFINE(soryu_ops,
 	       .dump		= (void *)soryu_dump,
 	       .dump_cpu	= (void *)soryu_dump_cpu,
 	       .dump_task	= (void *)soryu_dump_task,
+	       /* prev let go by dispatch reaches enqueue: see smt.bpf.c */
+	       .flags		= SCX_OPS_ENQ_LAST,
 	       .timeout_ms	= SORYU_TIMEOUT_MS,
 	       .name		= "soryu");

@@ -156,8 +156,30 @@ static void scan_llc(struct task_struct *p, struct victim *v, s32 llc)
 }
 
 /*
- * After queueing @p at @lvl, find it a CPU: an idle one (its last CPU
- * first), else its last CPU if that runs a worse level, else the CPU
+ * An idle CPU @p may use, claimed, or a negative value. From ops.enqueue,
+ * the kernel's own placement, the one ops.select_cpu gets from
+ * scx_bpf_select_cpu_dfl(): @prev if its whole SMT core is idle, else a
+ * whole idle core in @prev's LLC, then in its NUMA node, then anywhere,
+ * then @prev alone, then any idle CPU, nearest first. So a task queued
+ * without a wakeup (its slice ended, it was preempted or handed back)
+ * lands where a waking task would, on a whole idle core near its cache.
+ * The kernel lets only ops.select_cpu and ops.enqueue call it: the
+ * --clear-bitmap repair timer, and kernels without it, take @prev if idle,
+ * else the first idle CPU scx_bpf_pick_idle_cpu() finds, which is a whole
+ * idle core first when SMT is on, but not the nearest one.
+ */
+static s32 claim_idle_cpu(struct task_struct *p, s32 prev, bool prev_ok, bool from_enqueue)
+{
+	if (from_enqueue && __COMPAT_HAS_scx_bpf_select_cpu_and)
+		return scx_bpf_select_cpu_and(p, prev, 0, p->cpus_ptr, 0);
+	if (prev_ok && scx_bpf_test_and_clear_cpu_idle(prev))
+		return prev;
+	return scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+}
+
+/*
+ * After queueing @p at @lvl, find it a CPU: an idle one (claim_idle_cpu()),
+ * else its last CPU if that runs a worse level, else the CPU
  * running the worst level strictly worse than @lvl (BMQ lets an equal
  * level finish its slice). The last CPU first keeps a woken task where its
  * cache is, and usually saves the search. The search reads the LLC
@@ -169,7 +191,8 @@ static void scan_llc(struct task_struct *p, struct victim *v, s32 llc)
  * that may not use every CPU reads the CPUs it may use instead: the
  * summaries do not say which LLCs those are.
  */
-static void try_preempt(struct task_struct *p, u32 lvl, struct soryu_stats *st)
+static void try_preempt(struct task_struct *p, u32 lvl, struct soryu_stats *st,
+			bool from_enqueue)
 {
 	s32 cpu, prev = scx_bpf_task_cpu(p), llc;
 	struct victim v = { .cpu = -1, .level = lvl };
@@ -179,11 +202,7 @@ static void try_preempt(struct task_struct *p, u32 lvl, struct soryu_stats *st)
 
 	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
 
-	if (prev_ok && scx_bpf_test_and_clear_cpu_idle(prev))
-		cpu = prev;
-	else
-		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
-	if (cpu >= 0) {
+	if ((cpu = claim_idle_cpu(p, prev, prev_ok, from_enqueue)) >= 0) {
 		/*
 		 * The kick is deferred to an irq_work that runs after the
 		 * kernel has put @p on its DSQ, so the woken CPU finds it.
