@@ -352,6 +352,11 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
         t.count("pinned"),
     );
     o.counter(
+        "scx_soryu_smt_moves_total",
+        "Dispatch calls that let a task sharing its SMT core go, for a whole idle core.",
+        t.count("smt_moves"),
+    );
+    o.counter(
         "scx_soryu_direct_dispatches_total",
         "Wakeups placed straight on an idle CPU, bypassing the levels.",
         t.count("direct"),
@@ -792,6 +797,7 @@ pub fn synthetic_intervals(n: usize) -> Vec<Interval> {
             st.cnt[c(soryu_counter_SORYU_CNT_DIRECT)] += 30;
             st.cnt[c(soryu_counter_SORYU_CNT_KEEP)] += 25;
             st.cnt[c(soryu_counter_SORYU_CNT_DISPATCH_EMPTY)] += 5;
+            st.cnt[c(soryu_counter_SORYU_CNT_SMT_MOVE)] += k % 2;
             st.cnt[c(soryu_counter_SORYU_CNT_STARVE_SERVE)] += k % 2;
             st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_ATTEMPT)] += enq;
             st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_IDLE)] += enq / 3;

@@ -22,8 +22,9 @@ use crate::stats::{BpfCost, Hists, Interval};
 /// 5: `preempt_deferred` (kicks left to the wakeup granularity's timer),
 /// `preempt_scans` and the `wakeup_gran_us` knob. 6: `preempt_fallbacks`
 /// (victim searches that read every CPU) and the header's `llcs`. 7:
-/// `pinned` (tasks queued on their one CPU's own queue).
-pub const FORMAT: u32 = 7;
+/// `pinned` (tasks queued on their one CPU's own queue). 8: `smt_moves`
+/// (tasks let go from a shared SMT core for a whole idle one).
+pub const FORMAT: u32 = 8;
 
 /// One line of a --report-json file.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -346,6 +346,9 @@ pub struct Metrics {
     #[stat(desc = "Of them, tasks that may use one CPU only, queued on that CPU's own queue")]
     #[serde(default)]
     pub pinned: u64,
+    #[stat(desc = "Dispatch calls that let a task sharing its SMT core go, for a whole idle core")]
+    #[serde(default)]
+    pub smt_moves: u64,
     #[stat(desc = "Wakeups placed straight on an idle CPU")]
     pub direct: u64,
     #[stat(desc = "Dispatch calls that moved a task to their CPU")]
@@ -480,10 +483,11 @@ impl Metrics {
     /// between intervals only per second of interval (compare divides them
     /// by duration_s). Every other integer figure is a state
     /// (tasks_running), not a sum over time.
-    pub const COUNTS: [&'static str; 22] = [
+    pub const COUNTS: [&'static str; 23] = [
         "wakeups",
         "enqueue",
         "pinned",
+        "smt_moves",
         "direct",
         "dispatch",
         "dispatch_empty",
@@ -583,6 +587,7 @@ impl Interval {
             wakeups: c(soryu_counter_SORYU_CNT_WAKEUPS),
             enqueue: c(soryu_counter_SORYU_CNT_ENQUEUE),
             pinned: c(soryu_counter_SORYU_CNT_PINNED),
+            smt_moves: c(soryu_counter_SORYU_CNT_SMT_MOVE),
             direct: c(soryu_counter_SORYU_CNT_DIRECT),
             dispatch: c(soryu_counter_SORYU_CNT_DISPATCH),
             dispatch_empty: c(soryu_counter_SORYU_CNT_DISPATCH_EMPTY),

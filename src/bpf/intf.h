@@ -138,6 +138,7 @@ enum soryu_counter {
 	SORYU_CNT_STALE_KICK,		/* preemption kicks that found another level than believed */
 	SORYU_CNT_WAKEUPS,		/* wakeups whose wake-to-run time was recorded */
 	SORYU_CNT_PINNED,		/* tasks queued on their one CPU's own queue */
+	SORYU_CNT_SMT_MOVE,		/* dispatch calls that let prev go to a whole idle core */
 	SORYU_NR_COUNTERS,
 };
 

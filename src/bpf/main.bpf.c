@@ -409,7 +409,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		if (b < SORYU_BOOST_SPAN)
 			st->boost_hist[b]++;
 	}
-	try_preempt(p, lvl, st, true);
+	try_preempt(p, lvl, st);
 }
 
 void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
@@ -469,7 +469,7 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 		 */
 		if (cctx)
 			show_level(cctx, SORYU_LVL_NONE);
-		stat_add(st, SORYU_CNT_DISPATCH_EMPTY, 1);
+		stat_add(st, SORYU_CNT_SMT_MOVE, 1);
 	} else if (pctx) {
 		/*
 		 * Nothing better queued: keep @prev on the rest of its slice. A

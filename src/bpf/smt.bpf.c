@@ -11,7 +11,7 @@
  * such a task; soryu moves it at its next slice end: dispatch lets it go
  * (smt_crowded()), the kernel hands it to ops.enqueue with SCX_ENQ_LAST
  * (the ops set SCX_OPS_ENQ_LAST for this), and try_preempt() claims a
- * whole idle core for it, nearest first (claim_idle_cpu()).
+ * whole idle core for it (claim_idle_cpu()).
  * Measured with tests/vm/topology.sh spread (docs/design.md).
  *
  * Included by main.bpf.c, after llc.bpf.c (masked()).
@@ -33,7 +33,7 @@ const volatile u32 cpu_sibling[SORYU_MAX_CPUS];
  * wrong no costs one more slice beside the sibling. A task alone on its
  * core never moves, so two tasks do not trade places back and forth.
  */
-static bool smt_crowded(struct task_struct *p, s32 cpu)
+static __noinline bool smt_crowded(struct task_struct *p, s32 cpu)
 {
 	const struct cpumask *mask;
 	bool busy = false, crowded;

@@ -107,6 +107,7 @@ want = {
     "scx_soryu_wakeups_total": "counter",
     "scx_soryu_enqueues_total": "counter",
     "scx_soryu_pinned_enqueues_total": "counter",
+    "scx_soryu_smt_moves_total": "counter",
     "scx_soryu_direct_dispatches_total": "counter",
     "scx_soryu_dispatch_calls_total": "counter",
     "scx_soryu_dispatch_probes_total": "counter",

@@ -32,7 +32,7 @@
 #              loop per core (4) that never sleeps (tests/vm/spread_probe.py)
 #              for SORYU_TOPOLOGY_SECS under soryu. Judged by the kernel
 #              (each loop's last CPU in /proc/PID/stat, every 10 ms): at
-#              most a tenth of the samples show two loops on one core's two
+#              most a quarter of the samples show two loops on one core's two
 #              threads. Placed blind to SMT, 77% would; soryu before
 #              smt.bpf.c showed 71-85%. The default scheduler's figure under
 #              the same probe, before soryu starts, goes to the trace.
@@ -187,9 +187,10 @@ spread_case() {
     trace "soryu: $out"
     read -r _ s _ d _ <<<"$out"
     check "samples of all loops runnable" "s >= 100" s="${s:-0}"
-    check "samples with two loops on one core (of $s)" "d <= 0.1 * s" d="${d:-$s}" s="${s:-0}"
+    check "samples with two loops on one core (of $s)" "d <= 0.25 * s" d="${d:-$s}" s="${s:-0}"
     sched_stop
     sched_wait_disabled
+    trace "soryu moved tasks off shared cores $(jq -s 'map(select(.type == "interval") | .smt_moves) | add // 0' "$SORYU_OUT/spread.jsonl") times"
   fi
   report_check
   dmesg_check
