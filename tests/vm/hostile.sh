@@ -318,7 +318,17 @@ w_memory() {
   stress c --cpu "$ncpu"
   observe
   work_stop
-  ran s vm
+  # Progress is CPU time, not bogo ops: a vm worker counts an op per pass
+  # over its memory, and under emulation on a slow day the first pass
+  # (page faults and reclaim, nearly all system time) can outlast the
+  # run: 0 ops with 19-23 s of CPU each, under soryu and the build
+  # before it alike. The kernel's rusage of the workers says whether
+  # they were scheduled: beside a hog per CPU, a fair share is half of
+  # the machine; a quarter of one CPU's time is the floor.
+  local real usr sys
+  read -r real usr sys < <(stress_cpu "$SORYU_OUT/$CASE.s.log" vm) || true
+  check "vm workers' CPU time (usr + sys) against the run's time" "u + y >= 0.25 * r && r > 0" \
+    u="${usr:-0}" y="${sys:-0}" r="${real:-0}"
 }
 
 # dmesg_check, allowing what a CPU hotplug legitimately prints: sched_ext

@@ -243,6 +243,12 @@ stress_ops() {
   awk -v s="$2" '{ for (i = 3; i < NF; i++) if ($i == s && $(i - 1) ~ /^\[[0-9]+\]$/) { print $(i + 1); exit } }' "$1"
 }
 
+# stress_cpu LOG STRESSOR: "REAL USR SYS" seconds of STRESSOR in a
+# stress-ng --metrics-brief log (its workers' rusage), or nothing.
+stress_cpu() {
+  awk -v s="$2" '{ for (i = 3; i < NF; i++) if ($i == s && $(i - 1) ~ /^\[[0-9]+\]$/) { print $(i + 2), $(i + 3), $(i + 4); exit } }' "$1"
+}
+
 # stress_ran LOG STRESSOR: fails the case unless STRESSOR made progress.
 stress_ran() {
   local ops
