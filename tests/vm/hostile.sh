@@ -178,7 +178,12 @@ w_rtswitch() {
   local n
   n=$(cat "$SORYU_OUT/$CASE.switches" 2>/dev/null || echo 0)
   trace "$n policy switches"
-  [ "$n" -ge 100 ] || fail "only $n policy switches accepted in ${secs}s"
+  # Each round switches every worker (3 pipe, 2 CPU workers on 2 CPUs):
+  # 30 switches are six rounds, each worker through its policies at least
+  # twice. The rate is the emulator's fork and exec speed, not soryu's:
+  # 48-84 in 20 s on a slow host day, with the last landed build as with
+  # this one; 100 and more on others.
+  [ "$n" -ge 30 ] || fail "only $n policy switches accepted in ${secs}s"
   ran s cpu
 }
 
