@@ -172,10 +172,11 @@ static void scan_llc(struct task_struct *p, struct victim *v, s32 llc)
 __verified_once s32 claim_idle_cpu(struct task_struct *p __arg_trusted, s32 prev, bool prev_ok)
 {
 	const struct cpumask *cores;
-	bool prev_core = false;
+	bool prev_core = prev_ok;	/* @prev's whole core idle, if it is idle */
 	s32 cpu;
 
-	if (prev_ok) {
+	/* without a sibling @prev is its whole core: no mask to read */
+	if (prev_ok && SIBLING_OF(prev) != prev) {
 		cores = scx_bpf_get_idle_smtmask();
 		prev_core = bpf_cpumask_test_cpu(prev, cores);
 		scx_bpf_put_idle_cpumask(cores);
