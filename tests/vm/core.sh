@@ -7,7 +7,7 @@
 #
 # Per combination it asserts that:
 #   - sched_ext is enabled with ops "soryu*" while the scheduler runs, for
-#     at least SORYU_CORE_SECS (20) seconds of stress-ng load;
+#     at least SORYU_CORE_SECS (12) seconds of stress-ng load;
 #   - the --report-json file has a header whose knobs match the flags, at
 #     least one interval record, and insert_fail == 0 in every interval;
 #   - the scheduler exits with status 0 after SIGTERM;
@@ -19,7 +19,7 @@ set -euo pipefail
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-secs=${SORYU_CORE_SECS:-20}
+secs=${SORYU_CORE_SECS:-12}
 
 echo "core: $(uname -r), $(nproc) CPUs, ${secs}s of load per combination"
 for cb in false true; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load/unload churn: scx_soryu attached and detached SORYU_CYCLES (12) times
+# Load/unload churn: scx_soryu attached and detached SORYU_CYCLES (8) times
 # in one boot, under the scheduler's CI load (stress-ng CPU hogs, forks and
 # affinity churn), alternating the default knobs and all three knobs on.
 #
@@ -21,9 +21,9 @@ set -euo pipefail
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# 12: a CI run must fit in 90 minutes even on a slow host day, when 24
-# cycles took 11 minutes (loads of 8-20 s under this load).
-cycles=${SORYU_CYCLES:-12}
+# 8: a CI run must fit in 90 minutes even on a slow host day, when 24
+# cycles took 11 minutes (loads of 8-20 s under this load) and 12 took 8.
+cycles=${SORYU_CYCLES:-8}
 hold=${SORYU_CYCLE_SECS:-1}
 ncpu=$(nproc)
 # One case for every cycle: 13-16 s each under emulation, of which the

@@ -54,7 +54,8 @@
 #            boost floor that preempts its sender (one level per boost
 #            step better), about 0.4 switches per message here; with it a
 #            sender writes a batch first. Expected: at most a third of the
-#            switches per message, preempt_deferred > 0 with the default
+#            switches per message (a fifth fewer with all knobs on, see
+#            c_gran), preempt_deferred > 0 with the default
 #            (default knobs only: with all on, hackbench hardly queues, see
 #            c_gran) and 0 with --wakeup-gran-us 0. The counts start at the
 #            daemon's first reading, which the case waits for.
@@ -256,7 +257,16 @@ c_gran() {
   sleep 3
   d1=$(report_sum preempt_deferred)
   echo "  gran: context switches per message: $g with the default granularity, $z with --wakeup-gran-us 0"
-  check "the granularity batched messages (switches per message, against none)" "g <= z / 3" g="$g" z="$z"
+  # With all knobs on, the run without the granularity switches far less,
+  # and far more unevenly from one run to the next, than with the default
+  # knobs: 0.11-0.49 switches per message against 0.37-1.85 (five runs
+  # each, over three builds), against 0.057-0.077 with the granularity.
+  # A third failed a CI run (0.063 against 0.114). With all knobs on the
+  # check asks for a fifth fewer (1.8 times fewer at the worst measured);
+  # the granularity taken out (1.310/1.396, 0.563/0.437) fails both.
+  local r=3
+  [ "$1" = default ] || r=1.25
+  check "the granularity batched messages (switches per message, against none)" "g <= z / r" g="$g" z="$z" r="$r"
   # With all knobs on, hackbench under the default granularity hardly
   # queues (121 enqueues and 2 deferred kicks in its 80,000 messages, once;
   # 0 deferred in a CI run): the count proves nothing there, the batching

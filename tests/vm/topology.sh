@@ -14,7 +14,7 @@
 #   default, all-knobs
 #              soryu (default knobs; all three knobs on) under the
 #              scheduler's CI load with one worker of each stressor per
-#              CPU for SORYU_TOPOLOGY_SECS (20): enabled throughout, the
+#              CPU for SORYU_TOPOLOGY_SECS (15): enabled throughout, the
 #              report's checks, exit 0, disabled after, a clean kernel
 #              log; and, judged by the kernel's /proc/stat, every one of
 #              the 8 CPUs spent at least half of its time in the window
@@ -42,7 +42,7 @@ set -euo pipefail
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-secs=${SORYU_TOPOLOGY_SECS:-20}
+secs=${SORYU_TOPOLOGY_SECS:-15}
 want_cpus=8
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(shape default all-knobs victim spread)
