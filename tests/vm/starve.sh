@@ -275,45 +275,21 @@ w_rtcut() {
   probe cut_idle "$k" "$ncpu" idle
 }
 
-# bound_ms K N: the bound for the running case's knobs, plus L.
-bound_ms() {
-  awk -v s="$STARVE_MS" -v sl="$SLICE_US" -v hz="$HZ" -v k="$1" -v n="$2" -v l="$LATE" 'BEGIN {
-    r = int((k + n - 1) / n) + 1
-    printf "%.1f", s * 17 / 8 + r * (sl / 1000 + 1000 / hz) + l }'
-}
-
+# The verdicts on each probe (tests/vm/starve_judge.py, which holds the
+# bound's formula): its CPU time, its waits in the switch trace, and its
+# longest wait within the bound for its k and n. Writes starve-$CASE.json.
 judge() {
-  local out=$SORYU_OUT/starve-$CASE.json label k n pid line sw waits cpu wait_ms b total=0 args=()
-  : >"$out"
-  # each probe's pid and window (its own clock is the trace's)
-  while read -r label k n pid; do
-    args+=("$pid$(jq -r '.window_mono_s // empty | ":\(.[0]):\(.[1])"' "$SORYU_OUT/$CASE.probe.$label" 2>/dev/null)")
-  done <"$SORYU_OUT/$CASE.expect"
-  if ! sw=$(python3 "$here/switch_waits.py" "$SORYU_OUT/$CASE.switches" "$STINT_MIN_US" "${args[@]}" 2>&1); then
-    fail "no waits from the kernel's switch trace: $sw"
-    sw=
-  fi
-  while read -r label k n pid; do
-    line=$(cat "$SORYU_OUT/$CASE.probe.$label" 2>/dev/null)
-    if ! jq -e .label >/dev/null 2>&1 <<<"$line"; then
-      fail "probe $label wrote no JSON"
-      continue
-    fi
-    # the probe's own figure stays as probe_max_wait_ms, beside the trace's
-    line=$(jq -c --argjson pid "$pid" --argjson sw "$(jq -s "map(select(.pid == $pid))[0] // {}" <<<"$sw")" \
-      '. + {probe_max_wait_ms: .max_wait_ms} + ($sw | del(.pid)) | .pid = $pid' <<<"$line")
-    cpu=$(jq .cpu_s <<<"$line")
-    waits=$(jq '.waits // 0' <<<"$line")
-    wait_ms=$(jq .max_wait_ms <<<"$line")
-    b=$(bound_ms "$k" "$n")
-    jq -c --argjson k "$k" --argjson n "$n" --argjson b "$b" '. + {k: $k, n: $n, bound_ms: $b}' <<<"$line" >>"$out"
-    check "$label got CPU time" 'c > 0' c="$cpu"
-    # every probe here is preempted again and again: no wait seen means
-    # the trace missed it, not that it never waited
-    check "$label's waits seen in the switch trace" 'w > 0' w="$waits"
-    check "$label's longest wait within the bound (k $k, n $n)" 'w <= b' w="$wait_ms" b="$b"
-    total=$(awk -v a="$total" -v c="$cpu" 'BEGIN { print a + c }')
-  done <"$SORYU_OUT/$CASE.expect"
+  local v msg total=0 out rc=0
+  out=$(python3 "$here/starve_judge.py" "$SORYU_OUT" "$CASE" "$STINT_MIN_US" "$STARVE_MS" "$SLICE_US" \
+    "$HZ" "$LATE" 2>&1) || rc=$?
+  [ "$rc" = 0 ] || fail "starve_judge.py exited $rc: $(tail -n1 <<<"$out")"
+  while IFS=$'\t' read -r v msg; do
+    case $v in
+      ok) trace "ok: $msg" ;;
+      fail) fail "$msg" ;;
+      total) total=$msg ;;
+    esac
+  done <<<"$out"
   if [ "$PRICE" = 1 ]; then
     # what starvation service may take: each starving task one slice (to
     # the next tick) per starve_ms, each starving level one more
