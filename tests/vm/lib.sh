@@ -468,7 +468,11 @@ summary() {
 
 # Never leave a scheduler or load behind, whatever happened.
 lib_cleanup() {
-  if [ -n "$CASE_WATCHDOG" ]; then kill "$CASE_WATCHDOG" 2>/dev/null || true; fi
+  # (its timer too: a sleep left behind kept the VM up to its end)
+  if [ -n "$CASE_WATCHDOG" ]; then
+    pkill -P "$CASE_WATCHDOG" sleep 2>/dev/null || true
+    kill "$CASE_WATCHDOG" 2>/dev/null || true
+  fi
   if [ -n "$SCHED_PID" ]; then kill -KILL "$SCHED_PID" 2>/dev/null || true; fi
   if [ -n "$LOAD_PID" ]; then kill -KILL "$LOAD_PID" 2>/dev/null || true; fi
 }
