@@ -296,6 +296,20 @@ fn prometheus_counters_survive_a_reload() {
     assert!(text.contains("scx_soryu_reports_total{run_id=\"r\"} 2\n"));
 }
 
+/// The report beat starts at the attach, not when the Reporter was made
+/// (before the load, which can take longer than a period).
+#[test]
+fn the_beat_starts_at_the_attach() {
+    let o = opts(&["--report-sec", "2"]);
+    let (mut r, _, _) = reporter(&o);
+    r.next = std::time::Instant::now(); // as if a slow load used up the period
+    let attached = std::time::Instant::now();
+    // SAFETY: plain integers; all-zero is valid.
+    let st: crate::bpf_intf::soryu_stats = unsafe { std::mem::zeroed() };
+    r.start(Snapshot::from_percpu(&[st], 0));
+    assert!(r.next >= attached + std::time::Duration::from_secs(2));
+}
+
 #[test]
 fn version_names_the_build() {
     let v = version();

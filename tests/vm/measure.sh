@@ -55,10 +55,10 @@ if [ -s "$SORYU_OUT/$CASE.jsonl" ]; then
   fi
   jq -s -e 'map(select(.type == "interval") | .bpf_cost.soryu_enqueue.calls // 0) | add > 0' "$SORYU_OUT/$CASE.jsonl" >/dev/null ||
     fail "no bpf_cost figures although kernel.bpf_stats_enabled was 1"
-  # Not true by construction: each record covers its own interval. (The
-  # first one runs from the attach to the report clock's first beat, which
-  # started before the program was loaded: shorter, so it is left out.)
-  jq -s -r 'map(select(.type == "interval")) | .[1:] | "\(length) \(map(.duration_s) | min) \(map(.duration_s) | max)"' \
+  # Not true by construction: each record covers its own interval, the
+  # first one too (the beat starts at the attach; it once started before
+  # the load, and a CI run's slow load left the first two 0.15 and 0.43 s).
+  jq -s -r 'map(select(.type == "interval")) | "\(length) \(map(.duration_s) | min) \(map(.duration_s) | max)"' \
     "$SORYU_OUT/$CASE.jsonl" | {
     read -r n dmin dmax
     awk -v a="$dmin" -v b="$dmax" 'BEGIN { exit !(a >= 1.5 && b <= 3.0) }' ||
