@@ -266,6 +266,8 @@ pub struct Reporter<'a> {
     maxima: MaxWaitSub,
     /// When the next report is due.
     pub next: Instant,
+    /// The first attach has started the beat.
+    started: bool,
 }
 
 impl<'a> Reporter<'a> {
@@ -293,18 +295,24 @@ impl<'a> Reporter<'a> {
             prev: None,
             maxima: MAX_WAITS.subscribe(),
             next: Instant::now() + Duration::from_secs(opts.report_sec),
+            started: false,
         })
     }
 
     /// A (re)attached scheduler's first reading: the next interval starts
-    /// here, its longest waits too, and the report beat with it. (A beat
-    /// kept from before the load made the first interval end as soon as a
-    /// load took longer than one period, and the second one short: 0.15 s
-    /// and 0.43 s for --report-sec 2 after a slow load.)
+    /// here, its longest waits too. The first attach also starts the
+    /// report beat: one set before the load made the first interval end
+    /// as soon as a load took longer than one period, and the second one
+    /// short (0.15 s and 0.43 s for --report-sec 2 after a slow load). A
+    /// restart keeps the beat, so that attaches shorter than a period (a
+    /// CPU hotplug storm restarts soryu every few seconds) still report.
     pub fn start(&mut self, first: Snapshot) {
+        if !self.started {
+            self.started = true;
+            self.next = Instant::now() + Duration::from_secs(self.opts.report_sec);
+        }
         self.prev = Some(first);
         self.maxima.take();
-        self.next = Instant::now() + Duration::from_secs(self.opts.report_sec);
     }
 
     /// Report the interval from the previous reading to `cur`. Never fails:

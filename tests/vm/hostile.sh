@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Hostile workloads VM test: what a desktop's workloads and its admin can
-# do to a running scheduler. Each workload runs for SORYU_HOSTILE_SECS (15)
+# do to a running scheduler. Each workload runs for SORYU_HOSTILE_SECS (20)
 # seconds, with the default knobs or all three on, alternating down the
 # list (SORYU_HOSTILE_KNOBS: both, alternate, flip; see knob_sets):
 #
@@ -30,7 +30,7 @@ set -euo pipefail
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-secs=${SORYU_HOSTILE_SECS:-15}
+secs=${SORYU_HOSTILE_SECS:-20}
 # A case takes secs + about 10 s (rthogs: about 60 s, the shell gets only
 # what RT throttling leaves); past this it is a hang.
 CASE_DEADLINE=${SORYU_CASE_DEADLINE:-$((4 * secs + 100))}
@@ -180,7 +180,7 @@ w_rtswitch() {
   n=$(cat "$SORYU_OUT/$CASE.switches" 2>/dev/null || echo 0)
   trace "$n policy switches"
   # Each round switches every worker (3 pipe, 2 CPU workers on 2 CPUs):
-  # 1.5 switches a second (22 in 15 s) are four rounds, each worker
+  # 1.5 switches a second (30 in 20 s) are six rounds, each worker
   # through its policies at least once. The rate is the emulator's fork
   # and exec speed, not soryu's: 2.4-4.2 a second on a slow host day, with
   # the last landed build as with this one; 5 and more on others.
