@@ -329,6 +329,38 @@ static bool queue_on_level(struct task_struct *p, struct soryu_task_ctx *tctx, u
 	return ok;
 }
 
+/*
+ * Put @p straight on an idle CPU's local DSQ, if it can claim one
+ * (claim_idle_cpu(): nearest first, whole cores first), as ops.select_cpu
+ * does for a wakeup. An idle CPU means no queued task could run there (or
+ * it would not be idle), so @p passes no one; and it runs where the claim
+ * chose. Queued on a shared level instead and the claimed CPU merely
+ * kicked, @p would go to whichever CPU dispatched first: a task leaving a
+ * shared SMT core crossed to the other LLC in about half the moves
+ * (tests/vm/topology.sh near). A grant it was robbed of (REQUEUE_OWED)
+ * is void: it runs at once. The insert is a local DSQ, whose task the
+ * kernel runs before any dispatch, so it is counted on no level.
+ */
+static bool place_on_idle(struct task_struct *p, struct soryu_task_ctx *tctx, u64 slice,
+			  u64 enq_flags, struct soryu_stats *st)
+{
+	s32 prev = scx_bpf_task_cpu(p), cpu;
+
+	cpu = claim_idle_cpu(p, prev, bpf_cpumask_test_cpu(prev, p->cpus_ptr));
+	if (cpu < 0)
+		return false;
+	count_level(tctx, 0);
+	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
+	stat_add(st, SORYU_CNT_PREEMPT_IDLE, 1);
+	if (scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags))
+		stat_add(st, SORYU_CNT_DIRECT, 1);
+	else
+		stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
+	/* the kernel wakes a CPU it inserts to; this only makes sure */
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	return true;
+}
+
 void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct soryu_stats *st = this_stats();
@@ -336,7 +368,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	enum requeue how;
 	u32 lvl, b;
 	u64 slice;
-	bool ok;
+	bool ok, pinned;
 
 	if (!(tctx = lookup_task_ctx(p))) {
 		scx_bpf_error("soryu: no task context for %s[%d]", p->comm, p->pid);
@@ -386,7 +418,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 			stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
 		return;
 	}
-	if (pins_to_one_cpu(p)) {
+	if ((pinned = pins_to_one_cpu(p))) {
 		/* its CPU's own queue: counted on no shared level */
 		count_level(tctx, 0);
 		ok = pin_enqueue(p, tctx, lvl, slice, how, enq_flags);
@@ -394,6 +426,8 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 			stat_add(st, SORYU_CNT_PINNED, 1);
 	} else {
 		pin_leave(p, tctx);
+		if (place_on_idle(p, tctx, slice, enq_flags, st))
+			goto counted;
 		ok = queue_on_level(p, tctx, lvl, slice, how, enq_flags);
 	}
 	if (!ok) {
@@ -401,6 +435,9 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	stat_add(st, SORYU_CNT_ENQUEUE, 1);
+	/* a pinned task's own CPU may idle; a shared level's task found none */
+	try_preempt(p, lvl, pinned, st);
+counted:
 	if (st && hist_on) {
 		if (lvl < SORYU_NR_LEVELS)
 			st->level_hist[lvl]++;
@@ -409,7 +446,6 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		if (b < SORYU_BOOST_SPAN)
 			st->boost_hist[b]++;
 	}
-	try_preempt(p, lvl, st);
 }
 
 void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)

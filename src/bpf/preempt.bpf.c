@@ -156,43 +156,102 @@ static void scan_llc(struct task_struct *p, struct victim *v, s32 llc)
 }
 
 /*
- * An idle CPU @p may use, claimed, or a negative value; whole SMT cores
- * first, @prev first at each step: @prev if its whole core is idle, else
- * any whole idle core, else @prev alone, else any idle CPU. The order of
- * the kernel's own placement for a waking task (scx_bpf_select_cpu_dfl()
- * in ops.select_cpu), except that it takes the nearest whole core (the
- * LLC of @prev first) where this takes the first one found. So a task
- * queued without a wakeup (its slice ended, it was preempted or handed
- * back) does not take the second thread of a busy core while a whole core
- * is idle. Verified once, on its own: inlined, its branches made the
- * verifier walk the victim search after it once per path, 12,000 more
- * instructions for soryu_enqueue (35,632 in all), and one load under the
- * CI load took 44 s (tests/vm/cycles.sh).
+ * An idle CPU of LLC @llc that @p may use and @idle shows, claimed, or -1.
+ * Read from the LLC's list (llc_cpus), starting after position @from so
+ * that wakeups from different CPUs spread over the LLC's idle CPUs. The
+ * mask may be a moment old: the claim (test-and-clear) is what decides.
+ */
+static s32 claim_in_llc(struct task_struct *p, const struct cpumask *idle, u32 llc, u32 from)
+{
+	u32 base = LLC_FIRST(llc), nr = LLC_FIRST(llc + 1) - base, i;
+	s32 cpu;
+
+	bpf_for(i, 0, nr) {
+		if (base + i >= SORYU_MAX_CPUS)
+			break;
+		cpu = LLC_CPU(base + (from + i) % nr);
+		if (bpf_cpumask_test_cpu(cpu, idle) && bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
+		    scx_bpf_test_and_clear_cpu_idle(cpu))
+			return cpu;
+	}
+	return -1;
+}
+
+/*
+ * An idle CPU @p may use, claimed, or a negative value: nearest first,
+ * whole SMT cores first at each distance. In order: @prev if its whole
+ * core is idle; a whole idle core in @prev's LLC; a whole idle core
+ * anywhere; @prev alone; an idle CPU in @prev's LLC; any idle CPU. The
+ * order of the kernel's own placement for a waking task
+ * (scx_bpf_select_cpu_dfl() in ops.select_cpu), so a task queued without
+ * a wakeup (its slice ended, it was preempted or handed back, or dispatch
+ * let it leave a shared core: smt.bpf.c) lands where a wakeup would have.
+ * Without SMT the idle-core mask is the idle mask, and the steps fold
+ * into @prev, its LLC, anywhere. Nothing idle, the common case under
+ * load, costs one read of the idle mask.
+ * Verified once, on its own: inlined, its branches made the verifier walk
+ * the victim search after it once per path, 12,000 more instructions for
+ * soryu_enqueue (35,632 in all), and one load under the CI load took 44 s
+ * (tests/vm/cycles.sh).
  */
 __verified_once s32 claim_idle_cpu(struct task_struct *p __arg_trusted, s32 prev, bool prev_ok)
 {
-	const struct cpumask *cores;
-	bool prev_core = prev_ok;	/* @prev's whole core idle, if it is idle */
-	s32 cpu;
+	const struct cpumask *idle;
+	u32 llc = prev >= 0 ? LLC_OF(prev) : 0, from = prev >= 0 ? prev : 0;
+	s32 cpu = -1;
+	bool any;
 
-	/* without a sibling @prev is its whole core: no mask to read */
-	if (prev_ok && SIBLING_OF(prev) != prev) {
-		cores = scx_bpf_get_idle_smtmask();
-		prev_core = bpf_cpumask_test_cpu(prev, cores);
-		scx_bpf_put_idle_cpumask(cores);
-	}
-	if (prev_core && scx_bpf_test_and_clear_cpu_idle(prev))
-		return prev;
+	if (llc >= nr_llcs)
+		llc = 0;
+	idle = scx_bpf_get_idle_cpumask();
+	any = !bpf_cpumask_empty(idle);
+	scx_bpf_put_idle_cpumask(idle);
+	if (!any)
+		return -1;
+
+	idle = scx_bpf_get_idle_smtmask();
+	if (prev_ok && bpf_cpumask_test_cpu(prev, idle) && scx_bpf_test_and_clear_cpu_idle(prev))
+		cpu = prev;
+	if (cpu < 0)
+		cpu = claim_in_llc(p, idle, llc, from);
+	scx_bpf_put_idle_cpumask(idle);
+	if (cpu >= 0)
+		return cpu;
 	if ((cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, SCX_PICK_IDLE_CORE)) >= 0)
 		return cpu;
 	if (prev_ok && scx_bpf_test_and_clear_cpu_idle(prev))
 		return prev;
+	idle = scx_bpf_get_idle_cpumask();
+	cpu = claim_in_llc(p, idle, llc, from);
+	scx_bpf_put_idle_cpumask(idle);
+	if (cpu >= 0)
+		return cpu;
 	return scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 }
 
 /*
- * After queueing @p at @lvl, find it a CPU: an idle one (claim_idle_cpu()),
- * else its last CPU if that runs a worse level, else the CPU
+ * Claim an idle CPU for @p (claim_idle_cpu()) and kick it, for a task
+ * already queued: its own CPU's queue, or a level the repair sweep found
+ * behind a clear bit. The kick is deferred by the kernel to an irq_work
+ * that runs after it has put @p on its DSQ, so the woken CPU finds it.
+ * A task bound for a shared level does not get here: ops.enqueue puts it
+ * straight on the CPU it claims (place_on_idle()).
+ */
+static bool kick_idle(struct task_struct *p, struct soryu_stats *st)
+{
+	s32 prev = scx_bpf_task_cpu(p), cpu;
+
+	cpu = claim_idle_cpu(p, prev, bpf_cpumask_test_cpu(prev, p->cpus_ptr));
+	if (cpu < 0)
+		return false;
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	stat_add(st, SORYU_CNT_PREEMPT_IDLE, 1);
+	return true;
+}
+
+/*
+ * After queueing @p at @lvl, find it a CPU: with @idle, an idle one
+ * (kick_idle()); else its last CPU if that runs a worse level, else the CPU
  * running the worst level strictly worse than @lvl (BMQ lets an equal
  * level finish its slice). The last CPU first keeps a woken task where its
  * cache is, and usually saves the search. The search reads the LLC
@@ -204,25 +263,17 @@ __verified_once s32 claim_idle_cpu(struct task_struct *p __arg_trusted, s32 prev
  * that may not use every CPU reads the CPUs it may use instead: the
  * summaries do not say which LLCs those are.
  */
-static void try_preempt(struct task_struct *p, u32 lvl, struct soryu_stats *st)
+static void try_preempt(struct task_struct *p, u32 lvl, bool idle, struct soryu_stats *st)
 {
-	s32 cpu, prev = scx_bpf_task_cpu(p), llc;
+	s32 prev = scx_bpf_task_cpu(p), llc;
 	struct victim v = { .cpu = -1, .level = lvl };
 	u32 zero = 0, l, nr_cpus = scx_bpf_nr_cpu_ids();
 	struct cpu_ctx *cctx;
 	bool prev_ok = bpf_cpumask_test_cpu(prev, p->cpus_ptr);
 
 	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
-
-	if ((cpu = claim_idle_cpu(p, prev, prev_ok)) >= 0) {
-		/*
-		 * The kick is deferred to an irq_work that runs after the
-		 * kernel has put @p on its DSQ, so the woken CPU finds it.
-		 */
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-		stat_add(st, SORYU_CNT_PREEMPT_IDLE, 1);
+	if (idle && kick_idle(p, st))
 		return;
-	}
 
 	if (prev_ok && (cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, prev)) &&
 	    (l = target_level(cctx)) > lvl) {

@@ -25,8 +25,30 @@ const volatile u32 cpu_sibling[SORYU_MAX_CPUS];
 #define SIBLING_OF(cpu)	cpu_sibling[masked(cpu, SORYU_MAX_CPUS - 1)]
 
 /*
- * Does @p, on @cpu, share its core with a busy thread while a whole core
- * @p may use is idle? Read without a lock from the kernel's idle masks,
+ * Does @cpu run a task that may run nowhere else? Its current task, read
+ * under RCU: a flag kept by ops.running would miss an affinity widened
+ * while the task runs, and then both threads of a core would leave.
+ */
+static bool runs_stuck(s32 cpu)
+{
+	struct task_struct *curr;
+	bool stuck;
+
+	bpf_rcu_read_lock();
+	curr = __COMPAT_scx_bpf_cpu_curr(cpu);
+	stuck = curr && curr->nr_cpus_allowed == 1;
+	bpf_rcu_read_unlock();
+	return stuck;
+}
+
+/*
+ * Should @p, on @cpu, leave its core for a whole idle one? Yes when it
+ * shares the core with a busy thread while a whole core @p may use is
+ * idle, and of the two it is the one to go: the thread with the higher
+ * id, unless the other runs a task that may not leave. Both going at once
+ * would have the second find the first's new core no longer whole, and
+ * take one further away (tests/vm/topology.sh near). Read without a lock
+ * from the kernel's idle masks,
  * so the answer can be a moment old. A wrong yes costs one trip through
  * the queue: enqueue then finds no whole core, takes any idle CPU, or
  * kicks this one, which shows the worst level once dispatch let @p go. A
@@ -46,7 +68,7 @@ static __noinline bool smt_crowded(struct task_struct *p, s32 cpu)
 		s = SIBLING_OF(s);
 		if (s == cpu)
 			break;
-		if (!bpf_cpumask_test_cpu(s, mask)) {
+		if (!bpf_cpumask_test_cpu(s, mask) && (s < cpu || runs_stuck(s))) {
 			busy = true;
 			break;
 		}

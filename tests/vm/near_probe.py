@@ -64,7 +64,7 @@ def trial(pair, all_cpus, core, llc):
             time.sleep(0.005)
             cpus = [last_cpu(p) for p in pids]
             if core[cpus[0]] != core[cpus[1]]:
-                if os.environ.get("NEAR_VERBOSE"):
+                if os.environ.get("SORYU_NEAR_VERBOSE"):
                     print(f"pair {pair} -> {cpus} after {2 - (end - time.monotonic()):.3f}s", file=sys.stderr)
                 return True, all(llc[c] == llc[pair[0]] for c in cpus)
         return False, False
