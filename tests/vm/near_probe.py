@@ -11,7 +11,10 @@ and the nearest one is in the same LLC (cache index 3 in sysfs). Every
 the first sample where they sit on two cores, the trial counts as a move,
 and as near when both cores are in the LLC they started in. Trials take
 the first core of each LLC in turn, so each LLC is where they start in
-half of them. Prints one line:
+half of them. The probe itself runs on the last CPU of another LLC:
+left free, its wakeups every 5 ms took idle CPUs, at times a thread of
+the one whole idle core the loops' LLC has, and a move then rightly went
+to a whole core in the other LLC. Prints one line:
 
     trials T moved M near K
 
@@ -91,7 +94,9 @@ def main():
         starts.append(sorted(pair))
     moved = near = 0
     for t in range(trials):
-        m, n = trial(starts[t % len(starts)], all_cpus, core, llc)
+        pair = starts[t % len(starts)]
+        os.sched_setaffinity(0, {max(c for c in all_cpus if llc[c] != llc[pair[0]])})
+        m, n = trial(pair, all_cpus, core, llc)
         moved += m
         near += n
     print(f"trials {trials} moved {moved} near {near}")

@@ -36,20 +36,21 @@
 #              threads. Placed blind to SMT, 77% would; soryu before
 #              smt.bpf.c showed 71-85%. The default scheduler's figure under
 #              the same probe, before soryu starts, goes to the trace.
-#   near       (by name only: it fails today, see below) a task leaving a
-#              shared core takes a whole idle core in its own LLC: two
-#              busy loops pinned to the two threads of one core, then
-#              allowed every CPU (tests/vm/near_probe.py, SORYU_NEAR_TRIALS
-#              (20) trials, the first core of each LLC in turn). At least
-#              10 trials must see them move to two cores, and at least 80%
-#              of those moves stay in the LLC they started in. Its LLC has
-#              one whole idle core, the other LLC two. Measured: the
-#              default scheduler 8 and 9 of 20; soryu with a nearest-first
-#              idle claim 11 and 12 of 20 (not kept): the claim only picks
-#              the CPU to kick, and with one set of level queues for every
-#              CPU, whichever CPU dispatches first takes the task (the
-#              loops were seen going to CPUs of the other LLC together).
-#              The check for per-LLC queues.
+#   near       a task leaving a shared core takes a whole idle core in its
+#              own LLC: two busy loops pinned to the two threads of one core,
+#              then allowed every CPU (tests/vm/near_probe.py,
+#              SORYU_NEAR_TRIALS (30) trials, the first core of each LLC in
+#              turn). At least half the trials must see them move to two
+#              cores, and at least 80% of those moves stay in the LLC they
+#              started in. Its LLC has one whole idle core, the other LLC
+#              two. Measured, 20 trials, the probe free to run anywhere:
+#              the default scheduler 7 to 13 of 20; soryu with the claim
+#              only kicking the CPU it chose, the task left on a shared
+#              level, 11-12 of 20; with both threads free to leave, 15 of
+#              20; as built (straight onto the claimed CPU, one thread
+#              leaves) 19, 16 and 13 (after the other cases) of 20. With
+#              the probe on a CPU of the other LLC, as now: 17 of 20, and
+#              27 of 30 after the other cases (the default scheduler 15).
 # Prints PASS/FAIL per case, then "N passed, M failed".
 set -euo pipefail
 
@@ -59,7 +60,7 @@ set -euo pipefail
 secs=${SORYU_TOPOLOGY_SECS:-15}
 want_cpus=8
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(shape default all-knobs victim spread)
+[ ${#cases[@]} -gt 0 ] || cases=(shape default all-knobs victim spread near)
 
 # per CPU, "cpuN busy total": jiffies running tasks (user + nice +
 # system) and all jiffies the CPU accounted (idle and iowait too). A share
@@ -214,14 +215,14 @@ spread_case() {
 near_case() {
   local probe out t m k
   probe="$(dirname "${BASH_SOURCE[0]}")/near_probe.py"
-  t=${SORYU_NEAR_TRIALS:-20}
+  t=${SORYU_NEAR_TRIALS:-30}
   case_begin near
   trace "the default scheduler: $(python3 "$probe" "$t")"
   if sched_start --report-sec 2 && sched_wait_enabled; then
     out=$(python3 "$probe" "$t")
     trace "soryu: $out"
     read -r _ _ _ m _ k <<<"$out"
-    check "trials in which the loops moved to two cores (of $t)" "m >= 10" m="${m:-0}"
+    check "trials in which the loops moved to two cores (of $t)" "m >= t / 2" t="$t" m="${m:-0}"
     check "moves that stayed in their LLC (of $m)" "k >= 0.8 * m" k="${k:-0}" m="${m:-0}"
     sched_stop
     sched_wait_disabled
