@@ -339,7 +339,10 @@ static bool queue_on_level(struct task_struct *p, struct soryu_task_ctx *tctx, u
  * shared SMT core crossed to the other LLC in about half the moves
  * (tests/vm/topology.sh near). A grant it was robbed of (REQUEUE_OWED)
  * is void: it runs at once. The insert is a local DSQ, whose task the
- * kernel runs before any dispatch, so it is counted on no level.
+ * kernel runs before any dispatch, so it is counted on no level. The
+ * claim read @p's CPUs under its runqueue lock, and a task with migration
+ * disabled never reaches ops.enqueue (the ops do not set
+ * SCX_OPS_ENQ_MIGRATION_DISABLED): the CPU is always one it may move to.
  */
 static bool place_on_idle(struct task_struct *p, struct soryu_task_ctx *tctx, u64 slice,
 			  u64 enq_flags, struct soryu_stats *st)
