@@ -341,7 +341,9 @@ pub struct Metrics {
     pub duration_s: f64,
     #[stat(desc = "Wakeups whose wake-to-run time was recorded")]
     pub wakeups: u64,
-    #[stat(desc = "Tasks queued on a level DSQ or a CPU's own queue")]
+    #[stat(
+        desc = "Tasks placed under their level: on a level DSQ, a CPU's own queue or a claimed idle CPU"
+    )]
     pub enqueue: u64,
     #[stat(desc = "Of them, tasks that may use one CPU only, queued on that CPU's own queue")]
     #[serde(default)]

@@ -117,7 +117,8 @@ enum soryu_consts {
 
 /* Per-CPU event counters; user space sums CPUs and differences intervals. */
 enum soryu_counter {
-	SORYU_CNT_ENQUEUE,		/* tasks queued: on a level DSQ or a CPU's own queue */
+	SORYU_CNT_ENQUEUE,		/* tasks placed under their level: on a level DSQ,
+					 * a CPU's own queue or a claimed idle CPU */
 	SORYU_CNT_DIRECT,		/* tasks inserted straight onto a CPU: wakeups
 					 * onto an idle one, grants resumed */
 	SORYU_CNT_DISPATCH,		/* dispatch calls that moved a task to the CPU */

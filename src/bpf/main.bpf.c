@@ -330,6 +330,27 @@ static bool queue_on_level(struct task_struct *p, struct soryu_task_ctx *tctx, u
 }
 
 /*
+ * One task placed by ops.enqueue under its level (grants resumed aside):
+ * on a level DSQ, its CPU's own queue or a claimed idle CPU. The level and
+ * boost histograms count exactly these, so each sums to the enqueue
+ * counter (tests/vm/check_report.py).
+ */
+static void count_enqueue(struct soryu_stats *st, struct soryu_task_ctx *tctx, u32 lvl)
+{
+	u32 b;
+
+	stat_add(st, SORYU_CNT_ENQUEUE, 1);
+	if (!st || !hist_on)
+		return;
+	if (lvl < SORYU_NR_LEVELS)
+		st->level_hist[lvl]++;
+	/* unsigned index: one bounds check the verifier can follow */
+	b = (u32)(tctx->boost + SORYU_MAX_BOOST);
+	if (b < SORYU_BOOST_SPAN)
+		st->boost_hist[b]++;
+}
+
+/*
  * Put @p straight on an idle CPU's local DSQ, if it can claim one
  * (claim_idle_cpu(): nearest first, whole cores first), as ops.select_cpu
  * does for a wakeup. An idle CPU means no queued task could run there (or
@@ -355,10 +376,12 @@ static bool place_on_idle(struct task_struct *p, struct soryu_task_ctx *tctx, u6
 	count_level(tctx, 0);
 	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
 	stat_add(st, SORYU_CNT_PREEMPT_IDLE, 1);
-	if (scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags))
+	if (scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags)) {
 		stat_add(st, SORYU_CNT_DIRECT, 1);
-	else
+		count_enqueue(st, tctx, tctx->enq_level);
+	} else {
 		stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
+	}
 	/* the kernel wakes a CPU it inserts to; this only makes sure */
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	return true;
@@ -369,7 +392,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	struct soryu_stats *st = this_stats();
 	struct soryu_task_ctx *tctx;
 	enum requeue how;
-	u32 lvl, b;
+	u32 lvl;
 	u64 slice;
 	bool ok, pinned;
 
@@ -430,25 +453,16 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	} else {
 		pin_leave(p, tctx);
 		if (place_on_idle(p, tctx, slice, enq_flags, st))
-			goto counted;
+			return;
 		ok = queue_on_level(p, tctx, lvl, slice, how, enq_flags);
 	}
 	if (!ok) {
 		stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
 		return;
 	}
-	stat_add(st, SORYU_CNT_ENQUEUE, 1);
+	count_enqueue(st, tctx, lvl);
 	/* a pinned task's own CPU may idle; a shared level's task found none */
 	try_preempt(p, lvl, pinned, st);
-counted:
-	if (st && hist_on) {
-		if (lvl < SORYU_NR_LEVELS)
-			st->level_hist[lvl]++;
-		/* unsigned index: one bounds check the verifier can follow */
-		b = (u32)(tctx->boost + SORYU_MAX_BOOST);
-		if (b < SORYU_BOOST_SPAN)
-			st->boost_hist[b]++;
-	}
 }
 
 void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)

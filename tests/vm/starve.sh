@@ -338,7 +338,9 @@ HZ=$(sed -n 's/^CONFIG_HZ=//p' "$SORYU_KCONFIG")
 # The platform's lateness, under the default scheduler, with the hogs.
 # Early in a boot the emulator still translates code it has not run yet
 # and a virtual CPU can stop for hundreds of ms: a figure above the cap is
-# measured again, up to three times, before the run is called too noisy.
+# measured again, up to five times, before the run is called too noisy (a
+# first figure of 553 ms, then 9.4 ms, is a usual start; CI once saw three
+# in a row above the cap).
 measure_lateness() {
   CASE=starve-lateness$1
   : >"$SORYU_OUT/$CASE.trace"
@@ -358,10 +360,10 @@ measure_lateness() {
   fi
   awk -v l="$LATE" -v c="$LATE_CAP_MS" 'BEGIN { exit !(l <= c) }'
 }
-for try in 1 2 3; do
+for try in 1 2 3 4 5; do
   measure_lateness "$try" && break
-  if [ "$try" = 3 ]; then
-    echo "platform lateness $LATE ms is above the cap of $LATE_CAP_MS ms three times: too noisy to judge a bound"
+  if [ "$try" = 5 ]; then
+    echo "platform lateness $LATE ms is above the cap of $LATE_CAP_MS ms five times: too noisy to judge a bound; rerun on a quieter host"
     exit 1
   fi
 done
