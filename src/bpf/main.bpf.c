@@ -18,7 +18,8 @@
  * mechanism has a file of its own, included below: stats.bpf.c, task.bpf.c
  * (a task's level, slice and requeue place), llc.bpf.c and preempt.bpf.c
  * (victims), levels.bpf.c (bitmap and probing), pinned.bpf.c (own
- * queues), starve.bpf.c, cgroup.bpf.c (cpu.weight), stint.bpf.c (the
+ * queues), starve.bpf.c, cgroup.bpf.c (cpu.weight), place.bpf.c (a
+ * level DSQ or a claimed idle CPU for ops.enqueue), stint.bpf.c (the
  * callbacks that begin and end a stint on a CPU) and dump.bpf.c. The
  * design, with the race arguments in full, is in docs/design.md.
  */
@@ -230,6 +231,9 @@ static struct soryu_task_ctx *lookup_task_ctx(const struct task_struct *p)
 /* cgroup cpu.weight as a nice offset. */
 #include "cgroup.bpf.c"
 
+/* Where ops.enqueue puts a task: its shared level, or an idle CPU it claims. */
+#include "place.bpf.c"
+
 s32 BPF_STRUCT_OPS(soryu_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	struct soryu_task_ctx *tctx;
@@ -287,103 +291,6 @@ static bool stall_injected(const struct task_struct *p)
 		if (!stall_comm[i])
 			break;
 	}
-	return true;
-}
-
-/*
- * Queue @p on its shared level DSQ @lvl, counted there (count_level()),
- * at the place @how says (requeue_how()).
- *
- * Preempted before its slice ran out (REQUEUE_RESUME, from ops.stopping): back to
- * the head of its level, where BMQ leaves a preempted task, not the tail.
- * The preemptor is usually a short wakeup; when it is done, the task it
- * displaced resumes on what is left of its slice, on the CPU whose cache
- * it warmed, instead of the level rotating (and, with shared levels,
- * migrating) once per preemption. Its slice is charged across preemptions,
- * so it still leaves for the tail after one slice of CPU. With --vtime the
- * level is ordered by vtime, where the task's own vtime already puts it
- * near the front. Not ahead of a level that starves (resume_at_head()).
- * Handed back by cpu_release: in front of the head, starving or not, and
- * a robbed serve makes the level starve at once (owe_serve()).
- */
-static bool queue_on_level(struct task_struct *p, struct soryu_task_ctx *tctx, u32 lvl,
-			   u64 slice, enum requeue how, u64 enq_flags)
-{
-	u64 now = scx_bpf_now();
-	bool ok;
-
-	if (how == REQUEUE_OWED)
-		owe_serve(lvl, tctx, now);
-	if (!vtime_on && (how >= REQUEUE_FRONT ||
-			  (how == REQUEUE_RESUME && resume_at_head(lvl, tctx, now))))
-		enq_flags |= SCX_ENQ_HEAD;
-	mark_level(lvl);
-
-	if (vtime_on)
-		ok = scx_bpf_dsq_insert_vtime(p, lvl, slice, how >= REQUEUE_FRONT ?
-					      front_vtime(p, lvl) : clamped_vtime(p), enq_flags);
-	else
-		ok = scx_bpf_dsq_insert(p, lvl, slice, enq_flags);
-	/* before the insert lands: see count_level() */
-	count_level(tctx, ok ? lvl + 1 : 0);
-	return ok;
-}
-
-/*
- * One task placed by ops.enqueue under its level (grants resumed aside):
- * on a level DSQ, its CPU's own queue or a claimed idle CPU. The level and
- * boost histograms count exactly these, so each sums to the enqueue
- * counter (tests/vm/check_report.py).
- */
-static void count_enqueue(struct soryu_stats *st, struct soryu_task_ctx *tctx, u32 lvl)
-{
-	u32 b;
-
-	stat_add(st, SORYU_CNT_ENQUEUE, 1);
-	if (!st || !hist_on)
-		return;
-	if (lvl < SORYU_NR_LEVELS)
-		st->level_hist[lvl]++;
-	/* unsigned index: one bounds check the verifier can follow */
-	b = (u32)(tctx->boost + SORYU_MAX_BOOST);
-	if (b < SORYU_BOOST_SPAN)
-		st->boost_hist[b]++;
-}
-
-/*
- * Put @p straight on an idle CPU's local DSQ, if it can claim one
- * (claim_idle_cpu(): nearest first, whole cores first), as ops.select_cpu
- * does for a wakeup. An idle CPU means no queued task could run there (or
- * it would not be idle), so @p passes no one; and it runs where the claim
- * chose. Queued on a shared level instead and the claimed CPU merely
- * kicked, @p would go to whichever CPU dispatched first: a task leaving a
- * shared SMT core crossed to the other LLC in about half the moves
- * (tests/vm/topology.sh near). A grant it was robbed of (REQUEUE_OWED)
- * is void: it runs at once. The insert is a local DSQ, whose task the
- * kernel runs before any dispatch, so it is counted on no level. The
- * claim read @p's CPUs under its runqueue lock, and a task with migration
- * disabled never reaches ops.enqueue (the ops do not set
- * SCX_OPS_ENQ_MIGRATION_DISABLED): the CPU is always one it may move to.
- */
-static bool place_on_idle(struct task_struct *p, struct soryu_task_ctx *tctx, u64 slice,
-			  u64 enq_flags, struct soryu_stats *st)
-{
-	s32 prev = scx_bpf_task_cpu(p), cpu;
-
-	cpu = claim_idle_cpu(p, prev, bpf_cpumask_test_cpu(prev, p->cpus_ptr));
-	if (cpu < 0)
-		return false;
-	count_level(tctx, 0);
-	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
-	stat_add(st, SORYU_CNT_PREEMPT_IDLE, 1);
-	if (scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags)) {
-		stat_add(st, SORYU_CNT_DIRECT, 1);
-		count_enqueue(st, tctx, tctx->enq_level);
-	} else {
-		stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
-	}
-	/* the kernel wakes a CPU it inserts to; this only makes sure */
-	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	return true;
 }
 

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Where ops.enqueue puts a task that may use more than one CPU: straight
+ * onto an idle CPU it can claim (nearest first, claim_idle_cpu()), else the
+ * DSQ of its shared level. Included by main.bpf.c after the mechanisms it
+ * uses: the level counts (levels.bpf.c), the starvation rules
+ * (starve.bpf.c) and the claim (preempt.bpf.c).
+ */
+
+/*
+ * Queue @p on its shared level DSQ @lvl, counted there (count_level()),
+ * at the place @how says (requeue_how()).
+ *
+ * Preempted before its slice ran out (REQUEUE_RESUME, from ops.stopping): back to
+ * the head of its level, where BMQ leaves a preempted task, not the tail.
+ * The preemptor is usually a short wakeup; when it is done, the task it
+ * displaced resumes on what is left of its slice, on the CPU whose cache
+ * it warmed, instead of the level rotating (and, with shared levels,
+ * migrating) once per preemption. Its slice is charged across preemptions,
+ * so it still leaves for the tail after one slice of CPU. With --vtime the
+ * level is ordered by vtime, where the task's own vtime already puts it
+ * near the front. Not ahead of a level that starves (resume_at_head()).
+ * Handed back by cpu_release: in front of the head, starving or not, and
+ * a robbed serve makes the level starve at once (owe_serve()).
+ */
+static bool queue_on_level(struct task_struct *p, struct soryu_task_ctx *tctx, u32 lvl,
+			   u64 slice, enum requeue how, u64 enq_flags)
+{
+	u64 now = scx_bpf_now();
+	bool ok;
+
+	if (how == REQUEUE_OWED)
+		owe_serve(lvl, tctx, now);
+	if (!vtime_on && (how >= REQUEUE_FRONT ||
+			  (how == REQUEUE_RESUME && resume_at_head(lvl, tctx, now))))
+		enq_flags |= SCX_ENQ_HEAD;
+	mark_level(lvl);
+
+	if (vtime_on)
+		ok = scx_bpf_dsq_insert_vtime(p, lvl, slice, how >= REQUEUE_FRONT ?
+					      front_vtime(p, lvl) : clamped_vtime(p), enq_flags);
+	else
+		ok = scx_bpf_dsq_insert(p, lvl, slice, enq_flags);
+	/* before the insert lands: see count_level() */
+	count_level(tctx, ok ? lvl + 1 : 0);
+	return ok;
+}
+
+/*
+ * One task placed by ops.enqueue under its level (grants resumed aside):
+ * on a level DSQ, its CPU's own queue or a claimed idle CPU. The level and
+ * boost histograms count exactly these, so each sums to the enqueue
+ * counter (tests/vm/check_report.py).
+ */
+static void count_enqueue(struct soryu_stats *st, struct soryu_task_ctx *tctx, u32 lvl)
+{
+	u32 b;
+
+	stat_add(st, SORYU_CNT_ENQUEUE, 1);
+	if (!st || !hist_on)
+		return;
+	if (lvl < SORYU_NR_LEVELS)
+		st->level_hist[lvl]++;
+	/* unsigned index: one bounds check the verifier can follow */
+	b = (u32)(tctx->boost + SORYU_MAX_BOOST);
+	if (b < SORYU_BOOST_SPAN)
+		st->boost_hist[b]++;
+}
+
+/*
+ * Put @p straight on an idle CPU's local DSQ, if it can claim one
+ * (claim_idle_cpu(): nearest first, whole cores first), as ops.select_cpu
+ * does for a wakeup. An idle CPU means no queued task could run there (or
+ * it would not be idle), so @p passes no one; and it runs where the claim
+ * chose. Queued on a shared level instead and the claimed CPU merely
+ * kicked, @p would go to whichever CPU dispatched first: a task leaving a
+ * shared SMT core crossed to the other LLC in about half the moves
+ * (tests/vm/topology.sh near). A grant it was robbed of (REQUEUE_OWED)
+ * is void: it runs at once. The insert is a local DSQ, whose task the
+ * kernel runs before any dispatch, so it is counted on no level. The
+ * claim read @p's CPUs under its runqueue lock, and a task with migration
+ * disabled never reaches ops.enqueue (the ops do not set
+ * SCX_OPS_ENQ_MIGRATION_DISABLED): the CPU is always one it may move to.
+ */
+static bool place_on_idle(struct task_struct *p, struct soryu_task_ctx *tctx, u64 slice,
+			  u64 enq_flags, struct soryu_stats *st)
+{
+	s32 prev = scx_bpf_task_cpu(p), cpu;
+
+	cpu = claim_idle_cpu(p, prev, bpf_cpumask_test_cpu(prev, p->cpus_ptr));
+	if (cpu < 0)
+		return false;
+	count_level(tctx, 0);
+	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
+	stat_add(st, SORYU_CNT_PREEMPT_IDLE, 1);
+	if (scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags)) {
+		stat_add(st, SORYU_CNT_DIRECT, 1);
+		count_enqueue(st, tctx, tctx->enq_level);
+	} else {
+		stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
+	}
+	/* the kernel wakes a CPU it inserts to; this only makes sure */
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	return true;
+}
