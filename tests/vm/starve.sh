@@ -338,9 +338,9 @@ HZ=$(sed -n 's/^CONFIG_HZ=//p' "$SORYU_KCONFIG")
 # The platform's lateness, under the default scheduler, with the hogs.
 # Early in a boot the emulator still translates code it has not run yet
 # and a virtual CPU can stop for hundreds of ms: a figure above the cap is
-# measured again, up to five times, before the run is called too noisy (a
-# first figure of 553 ms, then 9.4 ms, is a usual start; CI once saw three
-# in a row above the cap).
+# measured again, up to five times, before the run is called too noisy
+# (one run measured 553 ms, then 9.4 ms; a CI run once saw three in a row
+# above the cap).
 measure_lateness() {
   CASE=starve-lateness$1
   : >"$SORYU_OUT/$CASE.trace"
