@@ -50,6 +50,7 @@ only=("$@")
 passed=0
 failed=0
 results=()
+why=()
 record() { # record STEP STATUS(ok|FAIL) SECONDS [DETAIL]
   results+=("$(printf '%-4s %-28s %5ss  %s' "$2" "$1" "$3" "${4:-}")")
 }
@@ -122,7 +123,20 @@ tally() {
     record "$label" ok $(($(date +%s) - start)) "${line:-no count}"
   else
     record "$label" FAIL $(($(date +%s) - start)) "${line:-no count} (exit status $rc${5:+; $5})"
+    fail_why "$label" "$4"
   fi
+}
+
+# fail_why LABEL LOG: keeps each failed case of LOG with its first reasons
+# (the "FAIL case" line and the "  - why" lines under it, cut to 240
+# characters) for the end of the output: a CI log may keep only its head
+# and tail, and the summary alone does not say which case failed, or why.
+fail_why() {
+  local out
+  out=$(awk '/^FAIL / { print; n = 3; next }
+             n > 0 && /^ +- / { print substr($0, 1, 240); n--; next }
+             { n = 0 }' "$2" 2>/dev/null | head -n 12 || true)
+  [ -z "$out" ] || why+=("$1:" "$out")
 }
 
 # vm_test NAME: tests/vm/NAME.sh in the VM, counted from the guest's log.
@@ -206,6 +220,10 @@ done
 
 banner "summary ($(($(date +%s) - suite_start))s)"
 printf '%s\n' "${results[@]}"
+if [ ${#why[@]} -gt 0 ]; then
+  echo "-- failed cases, and why --"
+  printf '%s\n' "${why[@]}"
+fi
 echo "emulator crash, rerun: $emulator_reruns"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
