@@ -304,8 +304,8 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	struct soryu_task_ctx *tctx;
 	enum requeue how;
 	u32 lvl;
-	u64 slice;
-	bool ok, pinned, gran;
+	u64 slice, gran;
+	bool ok, pinned;
 
 	if (!(tctx = lookup_task_ctx(p))) {
 		scx_bpf_error("soryu: no task context for %s[%d]", p->comm, p->pid);
@@ -323,8 +323,11 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	 * wakeup from a timer, an interrupt or a futex (kick_victim()).
 	 * select_cpu, which sets the flag, is not called for every wakeup:
 	 * cleared here, it never outlives the enqueue it was meant for.
+	 * Not 0 when either holds. Bit operations, not a branch: the verifier
+	 * would walk the rest of ops.enqueue once for each value (73,782
+	 * instructions against 36,789).
 	 */
-	gran = !(enq_flags & SCX_ENQ_WAKEUP) || tctx->sync_wake;
+	gran = (~enq_flags & SCX_ENQ_WAKEUP) | tctx->sync_wake;
 	tctx->sync_wake = 0;
 	/*
 	 * A task queued again before it ran (re-queued off a CPU a higher class

@@ -68,7 +68,7 @@ static int kick_timer_fn(void *map, int *key, struct kick_timer *kt)
 /*
  * Kick @cpu, which runs a level worse than @lvl, for a task of level
  * @lvl. Its claim shows the promise to other kickers at once, whether the
- * kick is sent now or later. The wakeup granularity (with @gran): a task
+ * kick is sent now or later. The wakeup granularity (@gran not 0): a task
  * that started running on it less than --wakeup-gran-us ago keeps the CPU
  * until then, and the kick is sent by a timer at that moment. Message
  * passing needs it: a sender that every woken receiver preempts at once
@@ -81,7 +81,7 @@ static int kick_timer_fn(void *map, int *key, struct kick_timer *kt)
  * (docs/performance.md). A CPU going idle (SORYU_LVL_NONE) is kicked at
  * once: it runs nothing to protect.
  */
-static void kick_victim(s32 cpu, struct cpu_ctx *vctx, u32 lvl, u32 seen, bool gran)
+static void kick_victim(s32 cpu, struct cpu_ctx *vctx, u32 lvl, u32 seen, u64 gran)
 {
 	struct soryu_stats *st = this_stats();
 	struct kick_timer *kt;
@@ -266,10 +266,10 @@ static bool kick_idle(struct task_struct *p, struct soryu_stats *st)
  * worst LLC, and no more: a victim left in a third LLC only costs @p the
  * wait for a slice end, which the starvation bound already counts. A task
  * that may not use every CPU reads the CPUs it may use instead: the
- * summaries do not say which LLCs those are. @gran: the kick may wait
- * for the wakeup granularity (kick_victim()).
+ * summaries do not say which LLCs those are. @gran not 0: the kick may
+ * wait for the wakeup granularity (kick_victim()).
  */
-static void try_preempt(struct task_struct *p, u32 lvl, bool idle, bool gran,
+static void try_preempt(struct task_struct *p, u32 lvl, bool idle, u64 gran,
 			struct soryu_stats *st)
 {
 	s32 prev = scx_bpf_task_cpu(p), llc;

@@ -192,12 +192,21 @@ __verified_once bool serve_starved(s32 cpu, struct cpu_ctx *cctx, u64 now, struc
 	u32 i, lvl, pick = SORYU_NR_LEVELS;
 	bool pin = cctx && pin_stale(cpu, cctx, now, &pin_at);
 
-	look = clear_bitmap ? levels_below(SORYU_NR_LEVELS) : READ_ONCE(lvl_bitmap);
+	look = READ_ONCE(lvl_bitmap);
 	bpf_for(i, 0, SORYU_NR_LEVELS) {
-		if (!look)
-			break;
-		lvl = soryu_lowest_bit(look);
-		look &= look - 1;
+		/*
+		 * With clearing on, the loop's own count: a mask known to the
+		 * verifier would be walked as a new state on every pass (the
+		 * load never finished).
+		 */
+		if (clear_bitmap) {
+			lvl = i;
+		} else {
+			if (!look)
+				break;
+			lvl = soryu_lowest_bit(look);
+			look &= look - 1;
+		}
 		if (lvl >= SORYU_NR_LEVELS || !level_starving(lvl, now, &at))
 			continue;
 		mask |= 1ULL << lvl;
