@@ -24,10 +24,6 @@ mod ffi {
         pub fn soryu_c_level(policy: c_int, pcpu_kthread: c_int, nice: c_int, boost: c_int) -> u32;
         pub fn soryu_c_lat_bucket(ns: u64) -> u32;
         pub fn soryu_c_lat_bucket_lower(idx: u32) -> u64;
-        #[cfg(test)]
-        pub fn soryu_c_lowest_bit(m: u64) -> u32;
-        #[cfg(test)]
-        pub fn soryu_c_highest_bit(m: u64) -> u32;
     }
 }
 
@@ -107,17 +103,6 @@ pub fn lat_bucket_lower(idx: usize) -> u64 {
     unsafe { ffi::soryu_c_lat_bucket_lower(idx as u32) }
 }
 
-/// The lowest and highest set bit of a non-zero mask, as the BPF side
-/// walks its bitmaps.
-#[cfg(test)]
-fn lowest_bit(m: u64) -> u32 {
-    unsafe { ffi::soryu_c_lowest_bit(m) }
-}
-#[cfg(test)]
-fn highest_bit(m: u64) -> u32 {
-    unsafe { ffi::soryu_c_highest_bit(m) }
-}
-
 /// The per-task starvation bound (docs/design.md, "The starvation bound"),
 /// in us: the longest a queued task waits before it runs, when `ahead`
 /// tasks that may use its CPUs starve with it (itself included) and it may
@@ -147,29 +132,6 @@ mod tests {
 
     const MAX: i32 = soryu_consts_SORYU_MAX_BOOST as i32;
     const NR_BUCKETS: usize = soryu_consts_SORYU_NR_LAT_BUCKETS as usize;
-
-    #[test]
-    fn bit_indices_find_every_bit() {
-        // every single bit, then each bit with every bit on its far side set
-        for i in 0..64 {
-            assert_eq!(lowest_bit(1u64 << i), i, "bit {i} alone");
-            assert_eq!(lowest_bit(u64::MAX << i), i, "bit {i} with all above");
-            assert_eq!(highest_bit(1u64 << i), i, "bit {i} alone");
-            assert_eq!(
-                highest_bit(u64::MAX >> (63 - i)),
-                i,
-                "bit {i} with all below"
-            );
-        }
-        // the walk dispatch does: lowest first, then clear it
-        let mut m: u64 = (1 << 0) | (1 << 11) | (1 << 23) | (1 << 32);
-        let mut seen = vec![];
-        while m != 0 {
-            seen.push(lowest_bit(m));
-            m &= m - 1;
-        }
-        assert_eq!(seen, [0, 11, 23, 32]);
-    }
 
     #[test]
     fn level_mapping_follows_bmq() {

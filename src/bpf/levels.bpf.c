@@ -15,19 +15,10 @@
  */
 static void mark_level(u32 lvl)
 {
-	u64 bit = 1ULL << lvl, *ls;
+	u64 bit = 1ULL << lvl;
 
-	if (READ_ONCE(lvl_bitmap) & bit)
-		return;
-	/*
-	 * Set-only, a level's bit first goes up here, and serve_starved()
-	 * only looks at levels whose bit is up: until now nothing refreshed
-	 * the level's last serve, so its first task would count as starving
-	 * at once. (With clearing on, serve_starved() looks at every level.)
-	 */
-	if (!clear_bitmap && (ls = MEMBER_VPTR(last_served, [lvl])))
-		WRITE_ONCE(*ls, scx_bpf_now());
-	__sync_fetch_and_or(&lvl_bitmap, bit);
+	if (!(READ_ONCE(lvl_bitmap) & bit))
+		__sync_fetch_and_or(&lvl_bitmap, bit);
 }
 
 /*
@@ -115,32 +106,19 @@ static bool probe_level(u32 lvl, struct soryu_stats *st)
 	return false;
 }
 
-/* The levels below @limit, as a mask. */
-static u64 levels_below(u32 limit)
-{
-	return limit >= SORYU_NR_LEVELS ? (1ULL << SORYU_NR_LEVELS) - 1 : (1ULL << limit) - 1;
-}
-
 /*
  * Walk the levels the bitmap advertises, best first, below @limit, and
- * probe those counted non-empty (count_level()). Bit by bit
- * (soryu_lowest_bit()): one pass per advertised level, not one per level,
- * since each pass of a bpf_for() loop is a kfunc call, and an empty
- * dispatch (a CPU going idle) would make 33 of them for nothing.
+ * probe those counted non-empty (count_level()).
  */
 __verified_once bool scan_levels(u32 limit, u64 now, struct soryu_stats *st)
 {
-	u64 bm = READ_ONCE(lvl_bitmap) & levels_below(limit);
-	s64 *nr;
-	u32 i, lvl;
+	u64 bm = READ_ONCE(lvl_bitmap);
+	u32 lvl;
 
-	bpf_for(i, 0, SORYU_NR_LEVELS) {
-		if (!bm)
+	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
+		if (lvl >= limit)
 			break;
-		lvl = soryu_lowest_bit(bm);
-		bm &= bm - 1;
-		nr = MEMBER_VPTR(lvl_nr, [lvl]);
-		if (!nr || READ_ONCE(*nr) <= 0)
+		if (!(bm & (1ULL << lvl)) || READ_ONCE(lvl_nr[lvl]) <= 0)
 			continue;
 		if (probe_level(lvl, st)) {
 			note_served(lvl, now);
@@ -204,7 +182,7 @@ static int repair_sweep(void *map, int *key, struct bpf_timer *timer)
 		bpf_rcu_read_lock();
 		head = __COMPAT_scx_bpf_dsq_peek(lvl);
 		if (head)
-			try_preempt(head, lvl, true, true, this_stats());
+			try_preempt(head, lvl, true, this_stats());
 		bpf_rcu_read_unlock();
 	}
 	bpf_timer_start(timer, SORYU_REPAIR_PERIOD_NS, 0);

@@ -109,6 +109,30 @@ static void show_level(struct cpu_ctx *cctx, u32 lvl)
 }
 
 /*
+ * The index of the highest bit set in @x (not 0). Without a branch: the
+ * verifier would walk each branch of a binary search on every pass of the
+ * caller's loop, and never finish. Smear the highest bit down, isolate it,
+ * and look its index up by de Bruijn multiplication.
+ */
+static const u8 debruijn_bit[64] = {
+	0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4,
+	62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5,
+	63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
+	46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6,
+};
+
+static u32 highest_bit(u64 x)
+{
+	x |= x >> 1;
+	x |= x >> 2;
+	x |= x >> 4;
+	x |= x >> 8;
+	x |= x >> 16;
+	x |= x >> 32;
+	return debruijn_bit[((x ^ (x >> 1)) * 0x03f79d71b4cb0a89ULL) >> 58];
+}
+
+/*
  * The worst level worse than @lvl that some CPU of @lc shows, or @lvl if
  * none does. The highest bit whose count is above 0: a bit left set with
  * a count of 0 (llc_move()) costs one more look, never a wrong answer.
@@ -124,7 +148,7 @@ static u32 llc_worst(struct llc_ctx *lc, u32 lvl)
 	bpf_for(i, 0, SORYU_LVL_NONE + 1) {
 		if (!bm)
 			break;
-		l = soryu_highest_bit(bm);
+		l = highest_bit(bm);
 		if (READ_ONCE(*NR_AT(lc, l)) > 0)
 			return l;
 		bm &= ~(1ULL << l);

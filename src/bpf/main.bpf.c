@@ -241,11 +241,7 @@ s32 BPF_STRUCT_OPS(soryu_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wa
 	s32 cpu;
 
 	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
-	if (!(tctx = lookup_task_ctx(p)))
-		return cpu;
-	/* read by ops.enqueue for the wakeup granularity (kick_victim()) */
-	tctx->sync_wake = !!(wake_flags & SCX_WAKE_SYNC);
-	if (!is_idle)
+	if (!is_idle || !(tctx = lookup_task_ctx(p)))
 		return cpu;
 
 	/* An idle CPU needs no ordering decision: run there right away. */
@@ -304,7 +300,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	struct soryu_task_ctx *tctx;
 	enum requeue how;
 	u32 lvl;
-	u64 slice, gran;
+	u64 slice;
 	bool ok, pinned;
 
 	if (!(tctx = lookup_task_ctx(p))) {
@@ -317,18 +313,6 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	tctx->enq_level = lvl;
 	how = requeue_how(tctx, enq_flags);
 	tctx->resume = false;
-	/*
-	 * The wakeup granularity protects a waker that is about to sleep
-	 * (a sync wakeup: a pipe or socket write) and every requeue, not a
-	 * wakeup from a timer, an interrupt or a futex (kick_victim()).
-	 * select_cpu, which sets the flag, is not called for every wakeup:
-	 * cleared here, it never outlives the enqueue it was meant for.
-	 * Not 0 when either holds. Bit operations, not a branch: the verifier
-	 * would walk the rest of ops.enqueue once for each value (73,782
-	 * instructions against 36,789).
-	 */
-	gran = (~enq_flags & SCX_ENQ_WAKEUP) | tctx->sync_wake;
-	tctx->sync_wake = 0;
 	/*
 	 * A task queued again before it ran (re-queued off a CPU a higher class
 	 * took, a nice or affinity change) keeps its age: the starvation rule
@@ -385,7 +369,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 	count_enqueue(st, tctx, lvl);
 	/* a pinned task's own CPU may idle; a shared level's task found none */
-	try_preempt(p, lvl, pinned, gran, st);
+	try_preempt(p, lvl, pinned, st);
 }
 
 void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)

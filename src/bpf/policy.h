@@ -182,38 +182,4 @@ static inline u64 soryu_lat_bucket_lower(u32 idx)
 	return (1ULL << msb) + (u64)sub * (1ULL << (msb - SORYU_LAT_SUB_SHIFT));
 }
 
-/*
- * Bit indices without a branch, for the loops that walk a bitmap (the
- * levels best first, an LLC's running levels worst first): the verifier
- * walks every branch of a binary search on every pass of its caller's
- * loop, and a loop over all 64 bits costs a kfunc call per bit. Isolate
- * the one bit, multiply by a de Bruijn sequence, whose top six bits then
- * differ for each of the 64 bits, and look the index up: one path, and an
- * index the verifier can see is below 64.
- */
-static const u8 soryu_debruijn_bit[64] = {
-	0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4,
-	62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5,
-	63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
-	46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6,
-};
-
-/* The index of the lowest bit set in @m (not 0). */
-static inline u32 soryu_lowest_bit(u64 m)
-{
-	return soryu_debruijn_bit[((m & -m) * 0x03f79d71b4cb0a89ULL) >> 58];
-}
-
-/* The index of the highest bit set in @m (not 0): smeared down first. */
-static inline u32 soryu_highest_bit(u64 m)
-{
-	m |= m >> 1;
-	m |= m >> 2;
-	m |= m >> 4;
-	m |= m >> 8;
-	m |= m >> 16;
-	m |= m >> 32;
-	return soryu_debruijn_bit[((m ^ (m >> 1)) * 0x03f79d71b4cb0a89ULL) >> 58];
-}
-
 #endif /* __SORYU_POLICY_H */

@@ -24,5 +24,3 @@ int soryu_c_cgroup_nice_sum(int sum, int cgroup_nice) { return soryu_cgroup_nice
 u32 soryu_c_level(int policy, int pcpu_kthread, int nice, int boost) { return soryu_level(policy, pcpu_kthread, nice, boost); }
 u32 soryu_c_lat_bucket(u64 ns) { return soryu_lat_bucket(ns); }
 u64 soryu_c_lat_bucket_lower(u32 idx) { return soryu_lat_bucket_lower(idx); }
-u32 soryu_c_lowest_bit(u64 m) { return soryu_lowest_bit(m); }
-u32 soryu_c_highest_bit(u64 m) { return soryu_highest_bit(m); }

@@ -178,36 +178,17 @@ static bool serve_level(u32 lvl, u64 now, struct soryu_stats *st)
  * docs/design.md counts every task ahead in that queue. This CPU's own
  * queue (pinned.bpf.c) takes part with its oldest task, as one more level
  * that only this CPU serves. If this CPU may run no task of the level
- * picked, the other starving levels, best first.
- *
- * Which levels are looked at: set-only, those the bitmap advertises (a
- * level never advertised never held a task), bit by bit, so a dispatch
- * makes one pass per level in use instead of one per level, each pass a
- * kfunc call. With clearing on, every level: a bit may read clear while
- * its level holds tasks (see probe_level()).
+ * picked, the other starving levels, best first. The bitmap is not
+ * asked: with clearing on, its bit may be wrong (see probe_level()).
  */
 __verified_once bool serve_starved(s32 cpu, struct cpu_ctx *cctx, u64 now, struct soryu_stats *st)
 {
-	u64 mask = 0, oldest = 0, at = 0, pin_at = 0, look;
-	u32 i, lvl, pick = SORYU_NR_LEVELS;
+	u64 mask = 0, oldest = 0, at = 0, pin_at = 0;
+	u32 lvl, pick = SORYU_NR_LEVELS;
 	bool pin = cctx && pin_stale(cpu, cctx, now, &pin_at);
 
-	look = READ_ONCE(lvl_bitmap);
-	bpf_for(i, 0, SORYU_NR_LEVELS) {
-		/*
-		 * With clearing on, the loop's own count: a mask known to the
-		 * verifier would be walked as a new state on every pass (the
-		 * load never finished).
-		 */
-		if (clear_bitmap) {
-			lvl = i;
-		} else {
-			if (!look)
-				break;
-			lvl = soryu_lowest_bit(look);
-			look &= look - 1;
-		}
-		if (lvl >= SORYU_NR_LEVELS || !level_starving(lvl, now, &at))
+	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
+		if (!level_starving(lvl, now, &at))
 			continue;
 		mask |= 1ULL << lvl;
 		if (pick == SORYU_NR_LEVELS || time_before(at, oldest)) {
