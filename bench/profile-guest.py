@@ -35,9 +35,11 @@ from guest import COMPILE_MAKE, SYSFS, Failed, boot_config, compile_tree, scx_st
 
 JOB_KIND = os.environ.get("SORYU_PROFILE_JOB", "hackbench")
 HACKBENCH = ["hackbench", "-g", "4", "-l", "50"]
+# the same job with threads over pipes (bench/guest.py's hackbench-threads)
+HACKBENCH_THREADS = HACKBENCH + ["--threads", "--pipe"]
 # A clean build each job: the tree is unpacked once, `make clean` is not timed.
 BUILD = COMPILE_MAKE
-JOB = BUILD if JOB_KIND == "compile" else HACKBENCH
+JOB = {"compile": BUILD, "hackbench-threads": HACKBENCH_THREADS}.get(JOB_KIND, HACKBENCH)
 CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq")
 
 

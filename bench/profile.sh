@@ -9,7 +9,8 @@
 #   bench/profile.sh [CONFIG...]      (default: eevdf soryu bpfland)
 #
 # Settings: SORYU_PROFILE_JOB (hackbench: `hackbench -g 4 -l 50`, the
-# default; compile: one clean `make -j` of Lua 5.4, bench/source.sh),
+# default; hackbench-threads: the same with --threads --pipe;
+# compile: one clean `make -j` of Lua 5.4, bench/source.sh),
 # SORYU_PROFILE_ROUNDS (2), SORYU_PROFILE_JOBS (2 per run), SORYU_VM_CPUS
 # (2); peers are built by bench/peers.sh.
 set -euo pipefail
@@ -22,13 +23,13 @@ fi
 [ $# -gt 0 ] || set -- eevdf soryu bpfland
 export SORYU_PROFILE_JOB=${SORYU_PROFILE_JOB:-hackbench}
 case $SORYU_PROFILE_JOB in
-  hackbench) ;;
+  hackbench | hackbench-threads) ;;
   compile)
     src=$(bench/source.sh) || exit 1
     # where the guest can read it: it sees this tree, not the host's /var/cache
     mkdir -p target/bench-src && cp -u "$src" target/bench-src/
     export SORYU_COMPILE_SRC=$repo/target/bench-src/${src##*/} ;;
-  *) echo "bench/profile.sh: SORYU_PROFILE_JOB=$SORYU_PROFILE_JOB is not a job; use hackbench or compile" >&2; exit 2 ;;
+  *) echo "bench/profile.sh: SORYU_PROFILE_JOB=$SORYU_PROFILE_JOB is not a job; use hackbench, hackbench-threads or compile" >&2; exit 2 ;;
 esac
 peers=()
 for c in "$@"; do case $c in eevdf | soryu) ;; *) peers+=("$c") ;; esac; done
