@@ -131,12 +131,18 @@ tally() {
 # (the "FAIL case" line and the "  - why" lines under it, cut to 240
 # characters) for the end of the output: a CI log may keep only its head
 # and tail, and the summary alone does not say which case failed, or why.
+# A log that names no failed case (a test that stopped before its summary,
+# a guest that died) gives its last lines instead.
 fail_why() {
   local out
   out=$(awk '/^FAIL / { print; n = 3; next }
              n > 0 && /^ +- / { print substr($0, 1, 240); n--; next }
              { n = 0 }' "$2" 2>/dev/null | head -n 12 || true)
-  [ -z "$out" ] || why+=("$1:" "$out")
+  if [ -z "$out" ]; then
+    out=$(grep -v '^[[:space:]]*$' "$2" 2>/dev/null | tail -n 4 | cut -c 1-240 | sed 's/^/  | /' || true)
+    out="  (no failed case named; the log's last lines:)"$'\n'"${out:-  | (the log is empty or missing)}"
+  fi
+  why+=("$1:" "$out")
 }
 
 # vm_test NAME: tests/vm/NAME.sh in the VM, counted from the guest's log.
@@ -166,6 +172,12 @@ vm_test() {
     hint="$hint; EMULATOR CRASH, RERUN"
   fi
   tally "vm: $name" "$rc" "$start" "target/vm-results/$name/guest.log" "$hint"
+  if [ "$rc" != 0 ] && [ ! -e "target/vm-results/$name/exit-status" ]; then
+    # The guest never finished: what its kernel said last is the reason.
+    why+=("  kernel, last error lines:"
+      "$(grep -E 'Oops|BUG:|Kernel panic|WARNING:|invalid opcode|general protection' \
+        "target/vm-results/$name/console.log" 2>/dev/null | tail -n 3 | cut -c 1-240 | sed 's/^/  | /' || true)")
+  fi
   if [ "$rc" = 0 ] && [[ $hint == *RERUN ]]; then results[-1]+="  (EMULATOR CRASH, RERUN)"; fi
 }
 

@@ -241,6 +241,9 @@ boot_test || exit 1
 if emulator_crash; then
   # Once, loudly; the first attempt's files are kept for the record, and
   # `emulator-reruns` tells scripts/test.sh to count it in its summary.
+  # The rerun's guest sees that subdirectory: a guest script looks only at
+  # the top of SORYU_OUT (tests/vm/starve.sh once counted the first
+  # attempt's gate files there, and its rerun failed).
   keep=$out/emulator-crash-1
   mkdir -p "$keep"
   find "$out" -mindepth 1 -maxdepth 1 ! -name .env ! -name kconfig ! -name "$(basename "$keep")" \

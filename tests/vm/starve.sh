@@ -158,7 +158,11 @@ switches_save() {
 run_window() {
   local gate=$SORYU_OUT/$CASE.gate t=0 p rc h
   rm -f "$gate" "$gate".*
-  while [ "$(find "$SORYU_OUT" -name "$CASE.gate.*.ready" | wc -l)" -lt "${#PROBES[@]}" ]; do
+  # (-maxdepth 1: after an emulator crash, vm/run.sh keeps the first
+  # attempt's files, ready files included, in a subdirectory; counted, they
+  # opened the rerun's gates before its probes were ready, and the
+  # lateness measured was the probes' start-up under the hogs)
+  while [ "$(find "$SORYU_OUT" -maxdepth 1 -name "$CASE.gate.*.ready" | wc -l)" -lt "${#PROBES[@]}" ]; do
     sleep 0.5
     t=$((t + 1))
     [ "$t" -lt 240 ] || { fail "probes not ready after 120 s"; break; }
