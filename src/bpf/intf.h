@@ -187,6 +187,7 @@ struct soryu_task_ctx {
 	u8 granted;		/* holds an unfinished starvation grant */
 	u8 resume;		/* preempted with slice left: back to its level's head */
 	u8 yielded;		/* called sched_yield(): its next stop is no preemption */
+	u8 sync_wake;		/* its last wakeup was a sync one (SCX_WAKE_SYNC) */
 	u32 pin_cpu1;		/* 1 + the CPU whose own queue counts it (its vtime
 				 * then saved in pin_vtime), 0: none */
 	u64 pin_vtime;		/* --vtime: its vtime while the queue's key holds the field */

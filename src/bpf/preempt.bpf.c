@@ -68,23 +68,28 @@ static int kick_timer_fn(void *map, int *key, struct kick_timer *kt)
 /*
  * Kick @cpu, which runs a level worse than @lvl, for a task of level
  * @lvl. Its claim shows the promise to other kickers at once, whether the
- * kick is sent now or later. The wakeup granularity: a task that started
- * running on it less than --wakeup-gran-us ago keeps the CPU until then,
- * and the kick is sent by a timer at that moment. Message passing needs
- * it: a sender that every woken receiver preempts at once writes one
- * message per context switch (docs/performance.md). The added wait is at
- * most the granularity. A CPU going idle (SORYU_LVL_NONE) is kicked at
+ * kick is sent now or later. The wakeup granularity (@gran not 0): a task
+ * that started running on it less than --wakeup-gran-us ago keeps the CPU
+ * until then, and the kick is sent by a timer at that moment. Message
+ * passing needs it: a sender that every woken receiver preempts at once
+ * writes one message per context switch (docs/performance.md). The added
+ * wait is at most the granularity. Only for a sync wakeup (the waker is
+ * about to sleep, as a pipe or socket writer says it is) or a requeue:
+ * a task woken by a timer or an interrupt, an interactive task's usual
+ * wakeup, waited out the granularity beside CPU hogs for nothing, and
+ * more of its wakeups took over 1 ms than under the default scheduler
+ * (docs/performance.md). A CPU going idle (SORYU_LVL_NONE) is kicked at
  * once: it runs nothing to protect.
  */
-static void kick_victim(s32 cpu, struct cpu_ctx *vctx, u32 lvl, u32 seen,
-			struct soryu_stats *st)
+static void kick_victim(s32 cpu, struct cpu_ctx *vctx, u32 lvl, u32 seen, u64 gran)
 {
+	struct soryu_stats *st = this_stats();
 	struct kick_timer *kt;
 	u64 ran, now;
 	u32 key = cpu;
 
 	lower_level1(&vctx->claim1, lvl);
-	if (wakeup_gran_ns && seen != SORYU_LVL_NONE &&
+	if (gran && wakeup_gran_ns && seen != SORYU_LVL_NONE &&
 	    (kt = bpf_map_lookup_elem(&kick_timers, &key))) {
 		now = scx_bpf_now();
 		ran = now - READ_ONCE(vctx->started_at);
@@ -261,9 +266,11 @@ static bool kick_idle(struct task_struct *p, struct soryu_stats *st)
  * worst LLC, and no more: a victim left in a third LLC only costs @p the
  * wait for a slice end, which the starvation bound already counts. A task
  * that may not use every CPU reads the CPUs it may use instead: the
- * summaries do not say which LLCs those are.
+ * summaries do not say which LLCs those are. @gran not 0: the kick may
+ * wait for the wakeup granularity (kick_victim()).
  */
-static void try_preempt(struct task_struct *p, u32 lvl, bool idle, struct soryu_stats *st)
+static void try_preempt(struct task_struct *p, u32 lvl, bool idle, u64 gran,
+			struct soryu_stats *st)
 {
 	s32 prev = scx_bpf_task_cpu(p), llc;
 	struct victim v = { .cpu = -1, .level = lvl };
@@ -277,7 +284,7 @@ static void try_preempt(struct task_struct *p, u32 lvl, bool idle, struct soryu_
 
 	if (prev_ok && (cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, prev)) &&
 	    (l = target_level(cctx)) > lvl) {
-		kick_victim(prev, cctx, lvl, l, st);
+		kick_victim(prev, cctx, lvl, l, gran);
 		return;
 	}
 	/* its one CPU, judged just now: nowhere else to look */
@@ -299,7 +306,7 @@ static void try_preempt(struct task_struct *p, u32 lvl, bool idle, struct soryu_
 	}
 
 	if (v.cpu >= 0 && v.cctx)
-		kick_victim(v.cpu, v.cctx, lvl, v.level, st);
+		kick_victim(v.cpu, v.cctx, lvl, v.level, gran);
 	else
 		stat_add(st, SORYU_CNT_PREEMPT_NONE, 1);
 }
