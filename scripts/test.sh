@@ -174,9 +174,10 @@ vm_test() {
   tally "vm: $name" "$rc" "$start" "target/vm-results/$name/guest.log" "$hint"
   if [ "$rc" != 0 ] && [ ! -e "target/vm-results/$name/exit-status" ]; then
     # The guest never finished: what its kernel said last is the reason.
-    why+=("  kernel, last error lines:"
-      "$(grep -E 'Oops|BUG:|Kernel panic|WARNING:|invalid opcode|general protection' \
-        "target/vm-results/$name/console.log" 2>/dev/null | tail -n 3 | cut -c 1-240 | sed 's/^/  | /' || true)")
+    local klines
+    klines=$(grep -E 'Oops|BUG:|Kernel panic|WARNING:|invalid opcode|general protection' \
+      "target/vm-results/$name/console.log" 2>/dev/null | tail -n 3 | cut -c 1-240 | sed 's/^/  | /' || true)
+    [ -z "$klines" ] || why+=("  kernel, last error lines:" "$klines")
   fi
   if [ "$rc" = 0 ] && [[ $hint == *RERUN ]]; then results[-1]+="  (EMULATOR CRASH, RERUN)"; fi
 }

@@ -31,9 +31,10 @@ pub struct Opts {
     pub starve_ms: u64,
 
     /// A task that started running less than this many microseconds ago is
-    /// preempted for a sync wakeup (a pipe or socket write) only once it
-    /// has run that long (0: at once); at most the slice [default: half the
-    /// slice]. Lets message passing batch; see docs/performance.md.
+    /// preempted for a sync wakeup (a pipe or socket write) or a requeued
+    /// task only once it has run that long (0: at once; other wakeups
+    /// preempt at once); at most the slice [default: half the slice]. Lets
+    /// message passing batch; see docs/performance.md.
     #[arg(long, value_name = "US")]
     pub wakeup_gran_us: Option<u64>,
 
