@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use crossbeam_channel::RecvTimeoutError;
+use crossbeam_channel::TryRecvError;
 use libbpf_rs::skel::Skel;
 use libbpf_rs::{OpenObject, PrintLevel};
 use log::info;
@@ -188,6 +188,7 @@ impl<'a> Scheduler<'a> {
         rodata.vtime_on = opts.vtime;
         rodata.cgroup_weight_on = opts.cgroup_weight;
         rodata.hist_on = !opts.no_hist;
+        rodata.daemon_tgid = std::process::id();
         rodata.inject_error_ns = opts.inject_error_ms.map_or(0, |ms| ms * 1_000_000);
         rodata.inject_verifier_reject = opts.inject_verifier_reject;
         set_layout(rodata, crate::topology::layout());
@@ -298,11 +299,28 @@ impl<'a> Scheduler<'a> {
         reporter.start(self.snapshot()?);
 
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
+            // A sleep, not recv_timeout() on the request channel: crossbeam
+            // spins and calls sched_yield() four times before it blocks and
+            // four more once the timeout is up, and each yield sends this
+            // thread behind every runnable task of its level: 412 yields in
+            // 15 s under pipe and futex load, which left 20 to 40 ms of each
+            // 100 ms asleep (docs/performance.md). A client now waits up to
+            // one tick for its figures.
+            std::thread::sleep(TICK);
             // Answer scx_stats clients; they difference snapshots themselves.
-            match req_ch.recv_timeout(Duration::from_millis(100)) {
-                Ok(()) => res_ch.send(self.snapshot()?)?,
-                Err(RecvTimeoutError::Timeout) => self.fold_max_waits()?,
-                Err(e) => return Err(e).context("scx_stats server channel"),
+            let mut answered = false;
+            loop {
+                match req_ch.try_recv() {
+                    Ok(()) => {
+                        res_ch.send(self.snapshot()?)?;
+                        answered = true;
+                    }
+                    Err(TryRecvError::Empty) => break,
+                    Err(e) => return Err(e).context("scx_stats server channel"),
+                }
+            }
+            if !answered {
+                self.fold_max_waits()?;
             }
             if self.opts.report_sec == 0 || Instant::now() < reporter.next {
                 continue;
@@ -335,6 +353,10 @@ impl Drop for Scheduler<'_> {
         }
     }
 }
+
+/// The main loop's beat: the per-CPU longest waits are folded this often,
+/// and scx_stats clients are answered within it.
+const TICK: Duration = Duration::from_millis(100);
 
 /// scx_stats: each client connection keeps its own previous snapshot and
 /// longest waits, and gets the figures of the interval since its last

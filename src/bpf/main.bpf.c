@@ -56,6 +56,8 @@ const volatile bool boost_on_wake;
 const volatile bool vtime_on;
 /* --no-hist clears it: no wake stamps, latency, boost or level histograms. */
 const volatile bool hist_on = true;
+/* The daemon's own process: its threads hold the floor boost (soryu_init_task()). */
+const volatile u32 daemon_tgid;
 /*
  * Fault injection for the tests (hidden --inject-error-ms): the first
  * dispatch this long after load ends the scheduler with scx_bpf_error(), the
@@ -505,8 +507,20 @@ s32 BPF_STRUCT_OPS(soryu_init_task, struct task_struct *p, struct scx_init_task_
 		return -ENOMEM;
 	tctx->enq_level = SORYU_LVL_NONE;
 
+	/*
+	 * The daemon's own threads (the report loop, the scx_stats server)
+	 * start at the floor boost and charge() never deboosts them. Each
+	 * report is a burst of a few slices that would cost it boost steps it
+	 * then wins back one sleep at a time, and at a worse level than a
+	 * saturating interactive load it ran only on starvation serves, one
+	 * a round: under pipe and futex ping-pong its 2 s reports came 5 to
+	 * 8 s apart (docs/performance.md). Its nice still counts, and it uses
+	 * a few milliseconds a second.
+	 */
+	if (p->tgid == daemon_tgid)
+		tctx->boost = soryu_boost_floor(p->policy);
 	/* BMQ: a child starts with its parent's boost. */
-	if (args->fork) {
+	else if (args->fork) {
 		parent = lookup_task_ctx(bpf_get_current_task_btf());
 		if (parent)
 			tctx->boost = parent->boost;

@@ -42,7 +42,9 @@ static void charge(struct task_struct *p, struct soryu_task_ctx *tctx)
 	tctx->used_ns += ran;
 	if (tctx->used_ns >= slice_ns) {
 		tctx->used_ns = 0;
-		tctx->boost = soryu_boost_after_expiry(tctx->boost, p->policy);
+		/* the daemon's threads keep the floor (soryu_init_task()) */
+		if (p->tgid != daemon_tgid)
+			tctx->boost = soryu_boost_after_expiry(tctx->boost, p->policy);
 		tctx->granted = false;	/* the grant's slice was used */
 	}
 }

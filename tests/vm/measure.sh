@@ -11,8 +11,11 @@
 #   - `scx_soryu --monitor`, a second process, reads the running instance
 #     over scx_stats and prints its figures;
 #   - BPF callback costs appear when kernel.bpf_stats_enabled is on;
+#   - the daemon's own loop is not held up: its main thread waits for a
+#     CPU at most 0.5 s of any 2 s (run_delay, sampled by heartbeat.py);
 #   - what the daemon does not make true by construction: intervals last
-#     --report-sec, dispatches per interval fall once the load stops (per
+#     --report-sec (unless a SCHED_FIFO heartbeat, heartbeat.py, saw the
+#     whole guest stop for long enough to explain a late one), dispatches per interval fall once the load stops (per
 #     interval, not running totals), the interactive class is not empty,
 #     and every stressor made progress;
 #   - the usual: enabled while running, exit 0, disabled after, clean dmesg.
@@ -26,6 +29,8 @@ secs=${SORYU_MEASURE_SECS:-20}
 case_begin measure
 sysctl -qw kernel.bpf_stats_enabled=1
 if sched_start --report-sec 2 && sched_wait_enabled; then
+  # The outside clock the interval lengths are judged against (below).
+  chrt -f 10 python3 "$here/heartbeat.py" "$SCHED_PID" >"$SORYU_OUT/$CASE.heartbeat" 2>&1 &
   stress-ng --cpu "$(nproc)" --pipe 2 --futex 2 --timeout "$((secs + 30))s" --metrics-brief \
     --temp-path "$SORYU_OUT" >"$SORYU_OUT/$CASE.stress.log" 2>&1 &
   LOAD_PID=$!
@@ -58,12 +63,38 @@ if [ -s "$SORYU_OUT/$CASE.jsonl" ]; then
   # Not true by construction: each record covers its own interval, the
   # first one too (the beat starts at the attach; it once started before
   # the load, and a CI run's slow load left the first two 0.15 and 0.43 s).
+  # The SCHED_FIFO heartbeat (heartbeat.py) tells a daemon held up by
+  # soryu (its main thread's run_delay grows) from a guest that stopped as
+  # a whole (a gap in the heartbeat's own lines; CI saw one interval of
+  # 4.06 s once, with nothing else to explain it). Only a stop long enough
+  # to make up the whole lateness excuses an interval; it is then named.
+  hb=$(awk 'NR > 1 && $1 - t > gap { gap = $1 - t }
+            $3 ~ /^[0-9]+$/ { n++; at[n] = $1; d[n] = $3
+                              while (at[n] - at[k + 1] > 2) k++
+                              if (k && d[n] - d[k] > w) w = d[n] - d[k] }
+            { t = $1 }
+            END { printf "%.3f %.3f %d\n", gap - 0.2, w / 1e9, NR }' "$SORYU_OUT/$CASE.heartbeat" 2>/dev/null)
+  read -r stop held beats <<<"${hb:-0 0 0}"
+  # The daemon's threads hold the floor boost (soryu_init_task()): its loop
+  # waits for a CPU 0.07 to 0.10 s of any 2 s under this load (four runs);
+  # without the floor 1.4 to 2.3 s (five runs), and the reports came late.
+  if [ "$beats" -gt 10 ]; then
+    awk -v h="$held" 'BEGIN { exit !(h <= 0.5) }' ||
+      echo "the daemon's main thread waited $held s for a CPU within 2 s (run_delay; at most 0.5 s: it holds the floor boost)" >>"$SORYU_OUT/$CASE.problems"
+  else
+    echo "the heartbeat recorded $beats beats: $(head -c 200 "$SORYU_OUT/$CASE.heartbeat" | tr '\n' '|')" >>"$SORYU_OUT/$CASE.problems"
+  fi
   jq -s -r 'map(select(.type == "interval")) | "\(length) \(map(.duration_s) | min) \(map(.duration_s) | max)"' \
     "$SORYU_OUT/$CASE.jsonl" | {
     read -r n dmin dmax
-    awk -v a="$dmin" -v b="$dmax" 'BEGIN { exit !(a >= 1.5 && b <= 3.0) }' ||
-      echo "interval lengths $dmin..$dmax s, --report-sec 2 asks for 2 s" >>"$SORYU_OUT/$CASE.problems"
-    echo "$n intervals, $dmin..$dmax s" >>"$SORYU_OUT/$CASE.trace"
+    echo "$n intervals, $dmin..$dmax s; heartbeat: $beats beats, the guest's longest stop $stop s, the daemon's longest wait for a CPU within 2 s $held s" >>"$SORYU_OUT/$CASE.trace"
+    if awk -v a="$dmin" -v b="$dmax" 'BEGIN { exit !(a >= 1.5 && b <= 3.0) }'; then
+      :
+    elif [ "$beats" -gt 10 ] && awk -v a="$dmin" -v b="$dmax" -v s="$stop" 'BEGIN { exit !(a >= 1.5 && s >= b - 2.5) }'; then
+      echo "NOTE: an interval of $dmax s not judged: the whole guest stopped for $stop s (SCHED_FIFO heartbeat)" | tee -a "$SORYU_OUT/$CASE.trace"
+    else
+      echo "interval lengths $dmin..$dmax s, --report-sec 2 asks for 2 s (the guest's longest stop $stop s; the daemon waited for a CPU up to $held s within 2 s)" >>"$SORYU_OUT/$CASE.problems"
+    fi
   }
   # Loaded intervals (all but the last four) against the idle ones at the
   # end (the last three full ones): dispatches per interval must drop, as
