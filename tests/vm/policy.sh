@@ -75,8 +75,8 @@
 #            preemption, expected long gaps >= 0.7 per wakeup.
 #   boost    the boost rules in the loaded program (scx_soryu inspect):
 #            a sleeper at its floor (-12), a hog at its ceiling (+12), a
-#            yield leaves a floor task at the floor (BMQ would send it to
-#            +12, then 11 after the sleep that follows), a hog's child inherits its +12 (11
+#            yield leaves a floor task near the floor, -9 or better (BMQ
+#            would send it to +12, then 11 after the sleep that follows), a hog's child inherits its +12 (11
 #            after its first sleep), and after 100 ms asleep a ceiling task
 #            wakes at the floor with --boost-on-wake (<= -10), or near the
 #            ceiling without (>= 9). The knobs as the kernel holds them in
@@ -354,7 +354,11 @@ c_boost() {
   boost_of() { jq -r --argjson p "$1" 'select(.pid == $p) | .boost' <<<"$out" 2>/dev/null | head -n1; }
   v=$(boost_of "${pids[0]}"); check "a sleeper sits at the floor" "b <= -11" b="${v:-99}"
   v=$(boost_of "${pids[1]}"); check "a hog sits at the ceiling" "b >= 11" b="${v:--99}"
-  v=$(boost_of "${pids[2]}"); check "sched_yield() leaves the boost alone" "b <= -11" b="${v:-99}"
+  # (BMQ's rule gives 11 here. Not -11 as for the sleeper: the yielder runs
+  # on from its last short sleep through the yield to the long one, and in
+  # one CI run that stretch was charged two slices, -10; under emulation a
+  # host preemption of the vCPU counts as run time.)
+  v=$(boost_of "${pids[2]}"); check "sched_yield() leaves the boost alone" "b <= -9" b="${v:-99}"
   v=$(boost_of "${pids[3]}"); check "a child inherits its parent's boost" "b >= 10" b="${v:--99}"
   v=$(boost_of "${pids[4]}")
   if [ "$1" = default ]; then
