@@ -15,9 +15,10 @@
 #     CPU at most 0.5 s of any 2 s (run_delay, sampled by heartbeat.py);
 #   - what the daemon does not make true by construction: intervals last
 #     --report-sec (unless a SCHED_FIFO heartbeat, heartbeat.py, saw the
-#     whole guest stop for long enough to explain a late one), dispatches per interval fall once the load stops (per
-#     interval, not running totals), the interactive class is not empty,
-#     and every stressor made progress;
+#     whole guest stop for long enough to explain a late one), dispatches
+#     per interval fall once the load stops (per interval, not running
+#     totals), the interactive class is not empty, and every stressor made
+#     progress;
 #   - the usual: enabled while running, exit 0, disabled after, clean dmesg.
 set -euo pipefail
 
