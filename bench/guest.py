@@ -64,6 +64,8 @@ SORYU_CONFIGS = {
     "soryu-starve-1000": ["--starve-ms", "1000"],
     # preemption kicks sent at once, as before the wakeup granularity
     "soryu-gran-0": ["--wakeup-gran-us", "0"],
+    # another build, default flags: the binary SORYU_BASE_BIN names
+    "soryu-base": [],
 }
 # workload -> (what it is, the tools it needs besides cyclictest)
 WORKLOADS = {
@@ -121,6 +123,8 @@ def check_names(workload, configs):
             return f"unknown soryu configuration '{c}' (choose among {', '.join(SORYU_CONFIGS)})"
         if not c or not all(ch.isdigit() or "a" <= ch <= "z" or ch in "-_" for ch in c):
             return f"bad configuration name '{c}' (eevdf, {', '.join(SORYU_CONFIGS)}, or a peer: bpfland, lavd, ...)"
+    if "soryu-base" in configs and not os.access(os.environ.get("SORYU_BASE_BIN", ""), os.X_OK):
+        return "soryu-base needs SORYU_BASE_BIN, the path of the other build's scx_soryu"
     dup = sorted({c for c in configs if configs.count(c) > 1})
     if dup:
         return f"configuration named twice: {', '.join(dup)}"
@@ -324,7 +328,8 @@ def scheduler_cmd(config, out_prefix):
         flags = SORYU_CONFIGS[config]
         knobs = {k: f"--{k.replace('_', '-')}" in flags for k in ("clear_bitmap", "boost_on_wake", "vtime")}
         knobs["starve_ms"] = int(flags[flags.index("--starve-ms") + 1]) if "--starve-ms" in flags else 100
-        cmd = [os.environ["SORYU_BIN"], "--report-sec", "5", "--report-json", out_prefix + ".soryu.jsonl"]
+        binary = os.environ["SORYU_BASE_BIN" if config == "soryu-base" else "SORYU_BIN"]
+        cmd = [binary, "--report-sec", "5", "--report-json", out_prefix + ".soryu.jsonl"]
         return "scx_soryu", cmd + kflags + flags, knobs
     peer = os.path.join(os.environ.get("SORYU_PEERS", ""), "bin", "scx_" + config)
     if os.access(peer, os.X_OK):

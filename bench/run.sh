@@ -26,6 +26,8 @@
 #              soryu, soryu-clear-bitmap, soryu-boost-on-wake, soryu-vtime,
 #              soryu-starve-1000 (--starve-ms 1000: a quieter starvation
 #              probe), soryu-gran-0 (--wakeup-gran-us 0: kicks at once),
+#              soryu-base (default flags, the build SORYU_BASE_BIN names:
+#              two builds side by side in one boot),
 #              or a peer: bpfland, lavd (bench/peers.sh, pinned)
 #   -r 2 rounds, -n 8 intervals per run, -s 5 seconds per interval.
 #   -o DIR     results here (default target/bench/[host-]<workload>-<time>)
@@ -71,6 +73,11 @@ fi
 
 bin=${SORYU_BIN:-target/release/scx_soryu}
 case $bin in /*) ;; *) bin=$repo/$bin ;; esac
+if [ -n "${SORYU_BASE_BIN:-}" ]; then
+  # absolute, as the guest runs it from another directory
+  case $SORYU_BASE_BIN in /*) ;; *) SORYU_BASE_BIN=$repo/$SORYU_BASE_BIN ;; esac
+  export SORYU_BASE_BIN
+fi
 [ -x "$bin" ] || { echo "bench/run.sh: build first: cargo build --release (no $bin)" >&2; exit 1; }
 peers=()
 for c in "${configs[@]}"; do

@@ -110,13 +110,15 @@ pub fn lat_bucket_lower(idx: usize) -> u64 {
 /// assumed, the slowest tick a kernel offers). The terms: its threshold,
 /// an eighth more for the rate-limited look at a level's head, one slice
 /// (run to the next tick) for every CPU-round of starving tasks ahead of
-/// it and one more for a CPU to reach its next dispatch; and one more
-/// threshold, because the starvation matrix measures a served task
+/// it and one more for a CPU to reach its next dispatch; an eighth of the
+/// threshold and one slice more for chains of sync wakeups run on their
+/// waker's CPU, which put off that CPU's dispatch (place.bpf.c,
+/// wake_on_waker()); and one more threshold, because the starvation matrix measures a served task
 /// sometimes waiting one more round (cause not yet found, see the doc).
 pub fn starve_bound_us(starve_ms: u64, slice_us: u64, hz: u32, ahead: u64, cpus: u64) -> u64 {
     let tick_us = 1_000_000 / u64::from(if hz == 0 { 100 } else { hz });
-    let rounds = ahead.div_ceil(cpus.max(1)) + 1;
-    starve_ms * 1000 * 17 / 8 + rounds * (slice_us + tick_us)
+    let rounds = ahead.div_ceil(cpus.max(1)) + 2;
+    starve_ms * 1000 * 9 / 4 + rounds * (slice_us + tick_us)
 }
 
 /// How many starving tasks per CPU the daemon's limits are set for: a
@@ -296,11 +298,11 @@ mod tests {
 
     #[test]
     fn starve_bound() {
-        // defaults at HZ 250: 212.5 ms + 2 rounds of (1 ms + 4 ms)
-        assert_eq!(starve_bound_us(100, 1000, 250, 2, 2), 222_500);
-        // a hundred starving tasks on 2 CPUs: 51 rounds
-        assert_eq!(starve_bound_us(100, 1000, 250, 100, 2), 212_500 + 51 * 5000);
+        // defaults at HZ 250: 225 ms + 3 rounds of (1 ms + 4 ms)
+        assert_eq!(starve_bound_us(100, 1000, 250, 2, 2), 240_000);
+        // a hundred starving tasks on 2 CPUs: 52 rounds
+        assert_eq!(starve_bound_us(100, 1000, 250, 100, 2), 225_000 + 52 * 5000);
         // unknown HZ: a 10 ms tick; no CPUs counts as one
-        assert_eq!(starve_bound_us(100, 1000, 0, 1, 0), 212_500 + 2 * 11_000);
+        assert_eq!(starve_bound_us(100, 1000, 0, 1, 0), 225_000 + 3 * 11_000);
     }
 }

@@ -361,6 +361,11 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
         "Wakeups placed straight on an idle CPU, bypassing the levels.",
         t.count("direct"),
     );
+    o.counter(
+        "scx_soryu_sync_local_wakeups_total",
+        "Sync wakeups (pipe, socket) run next on the waker's CPU.",
+        t.count("sync_local"),
+    );
     o.family(
         "scx_soryu_dispatch_calls_total",
         "counter",
@@ -798,6 +803,7 @@ pub fn synthetic_intervals(n: usize) -> Vec<Interval> {
             st.cnt[c(soryu_counter_SORYU_CNT_KEEP)] += 25;
             st.cnt[c(soryu_counter_SORYU_CNT_DISPATCH_EMPTY)] += 5;
             st.cnt[c(soryu_counter_SORYU_CNT_SMT_MOVE)] += k % 2;
+            st.cnt[c(soryu_counter_SORYU_CNT_SYNC_LOCAL)] += 2 * k;
             st.cnt[c(soryu_counter_SORYU_CNT_STARVE_SERVE)] += k % 2;
             st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_ATTEMPT)] += enq;
             st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_IDLE)] += enq / 3;

@@ -23,8 +23,9 @@ use crate::stats::{BpfCost, Hists, Interval};
 /// `preempt_scans` and the `wakeup_gran_us` knob. 6: `preempt_fallbacks`
 /// (victim searches that read every CPU) and the header's `llcs`. 7:
 /// `pinned` (tasks queued on their one CPU's own queue). 8: `smt_moves`
-/// (tasks let go from a shared SMT core for a whole idle one).
-pub const FORMAT: u32 = 8;
+/// (tasks let go from a shared SMT core for a whole idle one). 9:
+/// `sync_local` (sync wakeups run next on the waker's CPU).
+pub const FORMAT: u32 = 9;
 
 /// One line of a --report-json file.
 #[derive(Debug, Clone, Serialize, Deserialize)]

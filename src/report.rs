@@ -117,8 +117,8 @@ pub fn format_text(index: u64, m: &Metrics) -> String {
     );
     let _ = writeln!(
         s,
-        "        health insert_fail {} | bitmap clear {} repair {} | stale kicks {} | enqueue {} (pinned {}) direct {} | running {} | {} dispatch calls",
-        m.insert_fail, m.bitmap_clear, m.bitmap_repair, m.stale_kicks, m.enqueue, m.pinned, m.direct, m.tasks_running, calls
+        "        health insert_fail {} | bitmap clear {} repair {} | stale kicks {} | enqueue {} (pinned {}) direct {} sync-local {} | running {} | {} dispatch calls",
+        m.insert_fail, m.bitmap_clear, m.bitmap_repair, m.stale_kicks, m.enqueue, m.pinned, m.direct, m.sync_local, m.tasks_running, calls
     );
     let _ = write!(
         s,

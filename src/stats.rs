@@ -353,6 +353,9 @@ pub struct Metrics {
     pub smt_moves: u64,
     #[stat(desc = "Wakeups placed straight on an idle CPU")]
     pub direct: u64,
+    #[stat(desc = "Sync wakeups (pipe, socket) run next on the waker's CPU")]
+    #[serde(default)]
+    pub sync_local: u64,
     #[stat(desc = "Dispatch calls that moved a task to their CPU")]
     pub dispatch: u64,
     #[stat(desc = "Dispatch calls that found nothing")]
@@ -485,12 +488,13 @@ impl Metrics {
     /// between intervals only per second of interval (compare divides them
     /// by duration_s). Every other integer figure is a state
     /// (tasks_running), not a sum over time.
-    pub const COUNTS: [&'static str; 23] = [
+    pub const COUNTS: [&'static str; 24] = [
         "wakeups",
         "enqueue",
         "pinned",
         "smt_moves",
         "direct",
+        "sync_local",
         "dispatch",
         "dispatch_empty",
         "dispatch_keep",
@@ -591,6 +595,7 @@ impl Interval {
             pinned: c(soryu_counter_SORYU_CNT_PINNED),
             smt_moves: c(soryu_counter_SORYU_CNT_SMT_MOVE),
             direct: c(soryu_counter_SORYU_CNT_DIRECT),
+            sync_local: c(soryu_counter_SORYU_CNT_SYNC_LOCAL),
             dispatch: c(soryu_counter_SORYU_CNT_DISPATCH),
             dispatch_empty: c(soryu_counter_SORYU_CNT_DISPATCH_EMPTY),
             dispatch_keep: c(soryu_counter_SORYU_CNT_KEEP),

@@ -140,6 +140,7 @@ enum soryu_counter {
 	SORYU_CNT_WAKEUPS,		/* wakeups whose wake-to-run time was recorded */
 	SORYU_CNT_PINNED,		/* tasks queued on their one CPU's own queue */
 	SORYU_CNT_SMT_MOVE,		/* dispatch calls that let prev go to a whole idle core */
+	SORYU_CNT_SYNC_LOCAL,		/* sync wakeups run next on the waker's CPU */
 	SORYU_NR_COUNTERS,
 };
 

@@ -129,6 +129,26 @@ __verified_once bool scan_levels(u32 limit, u64 now, struct soryu_stats *st)
 }
 
 /*
+ * Is a task counted on any shared level better than @lvl? The
+ * counts, not the bitmap: a count is never below its DSQ's tasks
+ * (count_level()), where a bit may read clear over a queued task with
+ * --clear-bitmap. So a false answer means no such task was queued when
+ * each count was read; one counted high for a moment only says true.
+ */
+__verified_once bool queued_above(u32 lvl)
+{
+	u32 l;
+
+	bpf_for(l, 0, SORYU_NR_LEVELS) {
+		if (l >= lvl)
+			break;
+		if (READ_ONCE(lvl_nr[l]) > 0)
+			return true;
+	}
+	return false;
+}
+
+/*
  * --clear-bitmap: the last resort of a dispatch that found nothing through
  * the bitmap. Read every level's count below @limit and take a task from a
  * non-empty one whose bit reads clear (the enqueue race in probe_level()),

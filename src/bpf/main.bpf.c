@@ -157,6 +157,8 @@ struct cpu_ctx {
 	u64 pin_heads;
 	/* tasks counted on this CPU's own queue (pin_count()), written by any CPU */
 	s32 nr_pinned;
+	/* the first sync wakeup run here since the last dispatch (wake_on_waker()) */
+	u64 sync_since;
 };
 
 struct {
@@ -251,8 +253,13 @@ s32 BPF_STRUCT_OPS(soryu_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wa
 	 * skips, so the flag is only set when that enqueue will come.
 	 */
 	tctx->sync_wake = !is_idle && (wake_flags & SCX_WAKE_SYNC);
-	if (!is_idle)
+	if (!is_idle) {
+		if (tctx->sync_wake && wake_on_waker(p, tctx)) {
+			tctx->sync_wake = 0;	/* no ops.enqueue follows */
+			return bpf_get_smp_processor_id();
+		}
 		return cpu;
+	}
 
 	/* An idle CPU needs no ordering decision: run there right away. */
 	if (scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_left(tctx), 0))
@@ -410,6 +417,8 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 	cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero);
 	if (cctx && cctx->claim1)
 		WRITE_ONCE(cctx->claim1, 0);
+	if (cctx)
+		cctx->sync_since = 0;	/* ends a chain of wakeups run here */
 	if (inject_error_ns && now - loaded_at > inject_error_ns) {
 		scx_bpf_error("soryu: error injected by --inject-error-ms");
 		return;

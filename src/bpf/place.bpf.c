@@ -103,3 +103,69 @@ static bool place_on_idle(struct task_struct *p, struct soryu_task_ctx *tctx, u6
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	return true;
 }
+
+/*
+ * A sync wakeup (a pipe or socket write, SCX_WAKE_SYNC: the waker is about
+ * to sleep) of @p, from ops.select_cpu when it found no idle CPU: run @p
+ * next on the waker's CPU, whose cache holds what the waker just wrote.
+ * Through a shared level, whichever CPU dispatched first took it: hackbench
+ * with threads over pipes migrated ten times as often as under the default
+ * scheduler, which puts the partner on the waker's CPU in the same way
+ * (docs/performance.md). Only where @p passes no better task, as a task on
+ * a local DSQ runs before any dispatch on its CPU:
+ *  - no task is counted on a shared level better than @p's
+ *    (queued_above()), nor is one as good first on this CPU's own queue,
+ *    whose tasks can run nowhere else;
+ *  - nothing is on this CPU's local DSQ already;
+ *  - the waker is a sched_ext task running here, not exiting: under a
+ *    higher class or the idle task, @p would wait unwatched.
+ * Strict priority holds; FIFO inside a level does not across CPUs: @p may
+ * run before a task of its own level queued earlier, as in BMQ, whose
+ * queues are per CPU. @p's level is read before ops.runnable applies
+ * --boost-on-wake, so it is never better than the level @p queues at: the
+ * test can only err towards no.
+ *
+ * The starvation bound (docs/design.md, "The bound") pays for this: a
+ * chain of such wakeups (two tasks at ping-pong) keeps this CPU's local
+ * DSQ fed, and the kernel calls ops.dispatch, where levels are looked at
+ * and starving tasks served, only when it is empty. So a chain stops
+ * starve_ns / 8 after the CPU's last dispatch (sync_since), the period of
+ * those looks, and at once while a level or this CPU's own queue is
+ * marked starving; then the next sync wakeup goes through its level and
+ * the CPU dispatches when the wakee already here has run. (A chain one
+ * slice long moved the pair of tests/vm/policy.sh sync between CPUs on
+ * 9-13% of its round trips; starve_ns / 8, on 2%.) A waker that does not
+ * sleep after all keeps its CPU to the end of its slice and @p waits that
+ * long, counted as a queued wait (queued_at) like a wait on a level.
+ */
+static bool wake_on_waker(struct task_struct *p, struct soryu_task_ctx *tctx)
+{
+	struct task_struct *waker = bpf_get_current_task_btf();
+	s32 cpu = bpf_get_smp_processor_id();
+	struct cpu_ctx *cctx;
+	u32 zero = 0, lvl;
+	u64 now;
+
+	if (!(waker->scx.flags & SCX_TASK_QUEUED) || (waker->flags & PF_EXITING) ||
+	    !bpf_cpumask_test_cpu(cpu, p->cpus_ptr) || scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL))
+		return false;
+	if (!(cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)) || READ_ONCE(starving) ||
+	    cctx->pin_starving)
+		return false;
+	now = scx_bpf_now();
+	if (cctx->sync_since && now - cctx->sync_since > (starve_ns >> 3))
+		return false;
+	lvl = task_level(p, tctx);
+	if (pin_level(cpu, cctx) <= lvl || queued_above(lvl))
+		return false;
+	if (!scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_left(tctx), 0)) {
+		stat_inc(SORYU_CNT_INSERT_FAIL);
+		return false;
+	}
+	if (!cctx->sync_since)
+		cctx->sync_since = now;
+	if (!tctx->queued_at)
+		tctx->queued_at = now;
+	stat_inc(SORYU_CNT_SYNC_LOCAL);
+	return true;
+}

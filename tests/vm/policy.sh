@@ -73,6 +73,18 @@
 #            wakeup). vtime (all knobs on): the level is ordered by vtime,
 #            so the hog that waited longer goes first after every
 #            preemption, expected long gaps >= 0.7 per wakeup.
+#   sync     a sync wakeup runs next on its waker's CPU, and passes no one
+#            (place.bpf.c, wake_on_waker()): two processes at pipe
+#            ping-pong (tests/vm/pingpong.py, each counting its own moves
+#            between CPUs by sched_getcpu()) for 8 s, twice. Under nice
+#            -20 hogs, one more than the CPUs, a better level is always
+#            queued: the nice 19 pair runs on starvation grants only,
+#            expected <= 8% of the CPUs, and none of its wakeups may pass
+#            the queued hogs onto the waker's CPU: the report's sync_local
+#            <= 1% of its wakeups. Then under a nice 19 hog per CPU, a
+#            nice 0 pair is the best level: sync_local >= half its
+#            wakeups, and the pair moves between CPUs at most once per 20
+#            round trips.
 #   boost    the boost rules in the loaded program (scx_soryu inspect):
 #            a sleeper at its floor (-12), a hog at its ceiling (+12), a
 #            yield leaves a floor task near the floor, -9 or better (BMQ
@@ -318,6 +330,36 @@ c_resume() {
   fi
 }
 
+# sync_phase NICE_HOGS NR_HOGS NICE_PAIR: the ping-pong's JSON line (PP)
+# and the report's sync_local over the phase (SL), counted from the report
+# after it: the daemon reports every 2 s, so wait 3 s for the last one.
+PP= SL=
+sync_phase() {
+  local i s0
+  s0=$(report_sum sync_local)
+  for i in $(seq "$2"); do hog "$1" "0-$last"; done
+  sleep 2
+  PP=$(python3 "$here/pingpong.py" 8 "$3")
+  kill_all
+  sleep 3
+  SL=$(($(report_sum sync_local) - s0))
+  echo "  sync: pair at nice $3 beside $2 nice $1 hogs: $PP, sync_local $SL"
+}
+
+c_sync() {
+  local n secs=8
+  sync_phase -20 $((ncpu + 1)) 19
+  n=$(jq .round_trips <<<"$PP")
+  check "the pair ran (starvation grants)" "n > 0" n="$n"
+  check "the worse pair's share of the CPUs" "c / ($secs * $ncpu) <= 0.08" c="$(jq .cpu_s <<<"$PP")"
+  check "no sync wakeup passed a queued better level (sync_local against wakeups)" "s <= 0.1 * 2 * n" s="$SL" n="$n"
+  sync_phase 19 "$ncpu" 0
+  n=$(jq .round_trips <<<"$PP")
+  check "the pair ran" "n >= 1000" n="$n"
+  check "sync wakeups ran on the waker's CPU (sync_local against wakeups)" "s >= 0.5 * 2 * n" s="$SL" n="$n"
+  check "the pair stayed on its CPU (moves against round trips)" "m <= n / 20" m="$(jq .moves <<<"$PP")" n="$n"
+}
+
 c_idle() {
   waker_vs_rt 5 6 0
   check "the waker ran at once on an idle CPU (median, over the platform's)" "w - r < 1" \
@@ -383,7 +425,7 @@ c_boost() {
 }
 
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(strict mixed order preempt idle gran resume boost)
+[ ${#cases[@]} -gt 0 ] || cases=(strict mixed order preempt idle gran resume sync boost)
 echo "policy: $(uname -r), $ncpu CPUs: ${cases[*]}"
 for c in "${cases[@]}"; do
   for knobs in default all-on; do

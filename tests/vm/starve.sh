@@ -34,7 +34,7 @@
 # Judged from outside: every probe got CPU time, the kernel traced its
 # waits, and its longest wait is
 # within the bound of docs/design.md ("The starvation bound"),
-#   17/8 starve_ms + (ceil(k / n) + 1) x (slice + 1 tick),
+#   9/4 starve_ms + (ceil(k / n) + 2) x (slice + 1 tick),
 # k = the tasks that may starve with it and may use its CPUs, itself and
 # the better-level hogs included,
 # n = the CPUs soryu holds that it may use, plus the platform's lateness L:

@@ -14,7 +14,7 @@ tab-separated, for starve.sh to trace: "ok<TAB>WHAT (VARS)" or
 The bound of docs/design.md ("The starvation bound"), for k tasks that may
 starve together on n CPUs, plus the platform's lateness L:
 
-    17/8 starve_ms + (ceil(k / n) + 1) x (slice + 1 tick) + L
+    9/4 starve_ms + (ceil(k / n) + 2) x (slice + 1 tick) + L
 
 One process instead of a dozen jq and awk calls per probe: under
 emulation each of those took about half a second, six seconds a probe.
@@ -28,8 +28,8 @@ from switch_waits import waits  # noqa: E402
 
 
 def bound_ms(k, n, starve_ms, slice_us, hz, late_ms):
-    rounds = (k + n - 1) // n + 1
-    return round(starve_ms * 17 / 8 + rounds * (slice_us / 1000 + 1000 / hz) + late_ms, 1)
+    rounds = (k + n - 1) // n + 2
+    return round(starve_ms * 9 / 4 + rounds * (slice_us / 1000 + 1000 / hz) + late_ms, 1)
 
 
 def num(v):
