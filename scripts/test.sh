@@ -40,7 +40,7 @@ export BPF_CLANG=${BPF_CLANG:-clang-19}
 suite_deadline=${SORYU_SUITE_DEADLINE:-4800}
 # Usual seconds (qemu 10, 2 vCPUs, this project's machine) x 3, boot included.
 declare -A vm_deadline=([core]=900 [cycles]=1500 [errors]=600 [hostile]=1800
-  [measure]=300 [policy]=900 [starve]=1200 [topology]=900 [topology-starve]=600 [weights]=600)
+  [measure]=300 [policy]=1200 [starve]=1200 [topology]=900 [topology-starve]=600 [weights]=600)
 emulator_reruns=0
 
 vm_only=0

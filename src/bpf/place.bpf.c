@@ -137,6 +137,13 @@ static bool place_on_idle(struct task_struct *p, struct soryu_task_ctx *tctx, u6
  * 9-13% of its round trips; starve_ns / 8, on 2%.) A waker that does not
  * sleep after all keeps its CPU to the end of its slice and @p waits that
  * long, counted as a queued wait (queued_at) like a wait on a level.
+ *
+ * Races: select_cpu runs on the waker's CPU and dispatch on its own, so
+ * only this CPU touches its sync_since. The local DSQ's count and the
+ * level counts are read without a lock: a task that lands on the local
+ * DSQ meanwhile runs first, one stint more for @p; a better task counted
+ * just after the read is one ops.enqueue was placing at the same moment,
+ * which a wakeup on another CPU may pass as well.
  */
 static bool wake_on_waker(struct task_struct *p, struct soryu_task_ctx *tctx)
 {
