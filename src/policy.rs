@@ -111,10 +111,11 @@ pub fn lat_bucket_lower(idx: usize) -> u64 {
 /// an eighth more for the rate-limited look at a level's head, one slice
 /// (run to the next tick) for every CPU-round of starving tasks ahead of
 /// it and one more for a CPU to reach its next dispatch; an eighth of the
-/// threshold and one slice more for chains of sync wakeups run on their
+/// threshold and one round more for chains of sync wakeups run on their
 /// waker's CPU, which put off that CPU's dispatch (place.bpf.c,
-/// wake_on_waker()); and one more threshold, because the starvation matrix measures a served task
-/// sometimes waiting one more round (cause not yet found, see the doc).
+/// wake_on_waker()); and one more threshold, because the starvation
+/// matrix measures a served task sometimes waiting one more round (cause
+/// not yet found, see the doc).
 pub fn starve_bound_us(starve_ms: u64, slice_us: u64, hz: u32, ahead: u64, cpus: u64) -> u64 {
     let tick_us = 1_000_000 / u64::from(if hz == 0 { 100 } else { hz });
     let rounds = ahead.div_ceil(cpus.max(1)) + 2;

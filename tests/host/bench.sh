@@ -142,6 +142,12 @@ else
   echo "note: the refusal of a user who is not root not tried: user nobody cannot reach $repo"
 fi
 
+# 2b. a second build named without its binary: refused before anything runs
+rc=0
+SORYU_BASE_BIN= bench -o "$tmp/nobase" -r 1 eevdf soryu-base >"$tmp/nobase.log" 2>&1 || rc=$?
+one_line "soryu-base without SORYU_BASE_BIN refused" "$tmp/nobase.log" "$rc" "soryu-base needs SORYU_BASE_BIN"
+check "soryu-base without SORYU_BASE_BIN: nothing written" test ! -e "$tmp/nobase"
+
 if [ "$(id -u)" = 0 ]; then
   # a stand-in sched_ext directory and scheduler: "enabled" until SIGINT
   sys=$tmp/sys
