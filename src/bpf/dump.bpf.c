@@ -6,9 +6,9 @@
  * prints it on an error exit. Included by main.bpf.c; reads its state and
  * changes nothing.
  *
- *   soryu: lvl_bitmap=0x...  vtime_now=...
- *   soryu: level L queued N last_served -Tms       (levels that hold tasks)
- *   soryu: llc L levels_running 0x...               (per LLC, llc.bpf.c)
+ *   soryu: vtime_now=... starve_ms=... slice_us=...
+ *   soryu: llc L lvl_bitmap=0x... starving=0x... levels_running 0x...
+ *   soryu: llc L level V queued N last_served -Tms  (levels that hold tasks)
  *   soryu: cpu C level L grant G own_queue N        (per CPU)
  *   soryu: task boost B level L waited Tms ...      (per runnable task)
  */
@@ -22,26 +22,26 @@ static u64 ms_since(u64 now, u64 t)
 void BPF_STRUCT_OPS(soryu_dump, struct scx_dump_ctx *dctx)
 {
 	u64 now = scx_bpf_now();
+	struct llc_queues *q;
+	struct llc_ctx *lc;
 	u32 lvl, llc;
+	s32 n;
 
-	scx_bpf_dump("soryu: lvl_bitmap=0x%llx vtime_now=%llu starve_ms=%llu slice_us=%llu\n",
-		     READ_ONCE(lvl_bitmap), READ_ONCE(vtime_now),
-		     starve_ns / 1000000, slice_ns / 1000);
-	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
-		u64 *ls = MEMBER_VPTR(last_served, [lvl]);
-		s32 n = scx_bpf_dsq_nr_queued(lvl);
-
-		if (n <= 0 || !ls)
+	scx_bpf_dump("soryu: vtime_now=%llu starve_ms=%llu slice_us=%llu\n",
+		     READ_ONCE(vtime_now), starve_ns / 1000000, slice_ns / 1000);
+	bpf_for(llc, 0, queue_llcs()) {
+		if (!(q = queues_of(llc)) || !(lc = bpf_map_lookup_elem(&llc_ctxs, &llc)))
 			continue;
-		scx_bpf_dump("soryu: level %u queued %d last_served %llums ago\n",
-			     lvl, n, ms_since(now, READ_ONCE(*ls)));
-	}
-	bpf_for(llc, 0, nr_llcs) {
-		struct llc_ctx *lc = bpf_map_lookup_elem(&llc_ctxs, &llc);
-
-		if (lc)
-			scx_bpf_dump("soryu: llc %u levels_running 0x%llx\n", llc,
-				     READ_ONCE(lc->running));
+		scx_bpf_dump("soryu: llc %u lvl_bitmap=0x%llx starving=0x%llx levels_running 0x%llx\n",
+			     llc, READ_ONCE(q->bitmap), READ_ONCE(q->starving),
+			     READ_ONCE(lc->running));
+		bpf_for(lvl, 0, SORYU_NR_LEVELS) {
+			n = scx_bpf_dsq_nr_queued(LEVEL_DSQ(llc, lvl));
+			if (n > 0)
+				scx_bpf_dump("soryu: llc %u level %u queued %d last_served %llums ago\n",
+					     llc, lvl, n,
+					     ms_since(now, READ_ONCE(*QV(q->last_served, lvl))));
+		}
 	}
 }
 

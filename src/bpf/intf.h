@@ -49,8 +49,11 @@ enum soryu_consts {
 	SORYU_WAKE_BOOST_MAX_STEPS = 24,
 
 	/*
-	 * Probes per dispatch call: the anti-starvation pass probes at most every
-	 * level once, the bitmap scan at most every level once.
+	 * Probes per dispatch call the histogram tells apart: with one LLC the
+	 * anti-starvation pass probes at most every level once, the bitmap
+	 * scan at most every level once. With more LLCs a scan may probe a
+	 * level in each; calls of this many probes or more share the last
+	 * entry.
 	 */
 	SORYU_MAX_PROBES = 2 * SORYU_NR_LEVELS,
 
@@ -107,7 +110,8 @@ enum soryu_consts {
 
 	/*
 	 * The DSQ id of CPU 0's own queue (pinned.bpf.c); CPU c's is
-	 * SORYU_PIN_DSQ + c. The level DSQs are 0 to SORYU_NR_LEVELS - 1.
+	 * SORYU_PIN_DSQ + c. The level DSQs are below it: level v of LLC l
+	 * is l * SORYU_NR_LEVELS + v, at most 8,447 with SORYU_MAX_LLCS.
 	 */
 	SORYU_PIN_DSQ = 1 << 16,
 

@@ -1,28 +1,73 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * scx_soryu: the level DSQs, lvl_bitmap and lvl_nr[]: advertising and
- * counting a level, probing it, walking the levels best first, and the
- * --clear-bitmap safety nets (the count sweep of an empty dispatch, the
- * repair timer). The race argument for clearing is at
- * probe_level().
- * Included by main.bpf.c, after its globals and maps.
+ * scx_soryu: the level queues of each LLC (struct llc_queues): where a task
+ * queues, advertising and counting a level, probing it, walking the levels
+ * best first across LLCs, and the --clear-bitmap safety nets (the count
+ * sweep of an empty dispatch, the repair timer). The race argument for
+ * clearing is at probe_level().
+ * Included by main.bpf.c, after its globals and maps and llc.bpf.c.
  */
 
-/*
- * Advertise that @lvl holds tasks. Read first: once warm the bit is almost
- * always set already, and a plain load keeps the line shared on every CPU
- * where an unconditional atomic OR would bounce it between them.
- */
-static void mark_level(u32 lvl)
+/* An entry of a per-level array of struct llc_queues, provably in bounds. */
+#define QV(arr, lvl)	(&(arr)[masked(lvl, 63)])
+
+static struct llc_queues *queues_of(u32 llc)
 {
-	u64 bit = 1ULL << lvl;
+	return bpf_map_lookup_elem(&queues, &llc);
+}
 
-	if (!(READ_ONCE(lvl_bitmap) & bit))
-		__sync_fetch_and_or(&lvl_bitmap, bit);
+/* The LLCs with queues: nr_llcs, as the daemon wrote it, in range. */
+static u32 queue_llcs(void)
+{
+	u32 n = nr_llcs;
+
+	return n >= 1 && n <= SORYU_MAX_LLCS ? n : 1;
 }
 
 /*
- * Move @tctx's task's count in lvl_nr[] to 1 + level @lvl1 (0: uncounted).
+ * The LLC whose queues @p waits on: that of the CPU it last ran on, whose
+ * cache it warmed, or of the first CPU it may use if that one is not (an
+ * affinity change). Either way a CPU of that LLC may run it, so the
+ * starvation rule, which each LLC's CPUs apply to their own queues
+ * (serve_starved()), always has a CPU that serves it.
+ */
+static u32 queue_llc(const struct task_struct *p)
+{
+	s32 cpu = scx_bpf_task_cpu(p);
+	u32 llc;
+
+	if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		cpu = bpf_cpumask_first(p->cpus_ptr);
+	if (cpu < 0 || cpu >= SORYU_MAX_CPUS)
+		return 0;
+	llc = LLC_OF(cpu);
+	return llc < queue_llcs() ? llc : 0;
+}
+
+/*
+ * Advertise that @lvl of @q holds tasks. Read first: once warm the bit is
+ * almost always set already, and a plain load keeps the line shared on
+ * every CPU where an unconditional atomic OR would bounce it between them.
+ */
+static void mark_level(struct llc_queues *q, u32 lvl)
+{
+	u64 bit = 1ULL << lvl;
+
+	if (!(READ_ONCE(q->bitmap) & bit))
+		__sync_fetch_and_or(&q->bitmap, bit);
+}
+
+/* Add @d to the count of level DSQ @dsq (LEVEL_DSQ()). */
+static void count_add(u32 dsq, s64 d)
+{
+	struct llc_queues *q = queues_of(dsq / SORYU_NR_LEVELS);
+
+	if (q)
+		__sync_fetch_and_add(QV(q->nr, dsq % SORYU_NR_LEVELS), d);
+}
+
+/*
+ * Move @tctx's task's count to 1 + level DSQ @dsq1 (0: uncounted).
  * ops.enqueue counts a task on the level DSQ it inserts it into, and
  * ops.running (or ops.disable, or an enqueue elsewhere) uncounts it: only
  * after it has left the DSQ. So a level's count is never below the number
@@ -33,37 +78,36 @@ static void mark_level(u32 lvl)
  * has not started yet), which costs one probe, never a task. Calls for one
  * task are serialized by its runqueue lock.
  */
-static void count_level(struct soryu_task_ctx *tctx, u32 lvl1)
+static void count_level(struct soryu_task_ctx *tctx, u32 dsq1)
 {
 	u32 old = tctx->counted1;
-	s64 *nr;
 
-	if (old == lvl1)
+	if (old == dsq1)
 		return;
-	if (old && (nr = MEMBER_VPTR(lvl_nr, [old - 1])))
-		__sync_fetch_and_sub(nr, 1);
-	if (lvl1 && (nr = MEMBER_VPTR(lvl_nr, [lvl1 - 1])))
-		__sync_fetch_and_add(nr, 1);
-	tctx->counted1 = lvl1;
+	if (old)
+		count_add(old - 1, -1);
+	if (dsq1)
+		count_add(dsq1 - 1, 1);
+	tctx->counted1 = dsq1;
 }
 
-static void note_served(u32 lvl, u64 now)
+static void note_served(struct llc_queues *q, u32 lvl, u64 now)
 {
-	u64 *ls = MEMBER_VPTR(last_served, [lvl]);
+	u64 *ls = QV(q->last_served, lvl);
 
 	/*
 	 * Only store when the stamp is stale by a sixteenth of the threshold:
 	 * a starvation check may then fire up to 1/16 early, never late, and
 	 * the line is written at most 16 times per threshold per level.
 	 */
-	if (ls && time_after(now, READ_ONCE(*ls) + (starve_ns >> 4)))
+	if (time_after(now, READ_ONCE(*ls) + (starve_ns >> 4)))
 		WRITE_ONCE(*ls, now);
 }
 
 /*
- * Try to move one task of @lvl onto this CPU. With --clear-bitmap, a probe
- * that finds the level empty clears its bit and then re-checks the queued
- * count:
+ * Try to move one task of @lvl of LLC @llc (queues @q) onto this CPU. With
+ * --clear-bitmap, a probe that finds the level empty clears its bit and
+ * then re-checks the queued count:
  *
  *   dispatcher (this CPU)             enqueuer (another CPU)
  *   clear bit L     (store)           task lands in DSQ L (nr_queued++)
@@ -84,127 +128,217 @@ static void note_served(u32 lvl, u64 now)
  * gives up (sweep_levels()), the repair timer (every SORYU_REPAIR_PERIOD_NS
  * it sets the bit of every non-empty level and finds the level's first task
  * a CPU), and the anti-starvation pass, which never consults the bitmap.
+ *
+ * A task of another LLC's queue that this CPU may not run is skipped by
+ * the kernel's move, so such a probe finds the level "empty": with
+ * clearing, the re-check sees the task and sets the bit again.
  */
-static bool probe_level(u32 lvl, struct soryu_stats *st)
+static bool probe_level(struct llc_queues *q, u32 llc, u32 lvl, struct soryu_stats *st)
 {
-	u64 bit = 1ULL << lvl;
+	u64 bit = 1ULL << lvl, dsq = LEVEL_DSQ(llc, lvl);
 	u64 old;
 
 	stat_add(st, SORYU_CNT_PROBES, 1);
-	if (scx_bpf_dsq_move_to_local(lvl, 0))
+	if (scx_bpf_dsq_move_to_local(dsq, 0))
 		return true;
 	if (!clear_bitmap)
 		return false;
 
-	old = __sync_fetch_and_and(&lvl_bitmap, ~bit);
+	old = __sync_fetch_and_and(&q->bitmap, ~bit);
 	if (!(old & bit))
 		return false;	/* another CPU cleared it: its re-check covers us */
-	if (scx_bpf_dsq_nr_queued(lvl) > 0)
-		__sync_fetch_and_or(&lvl_bitmap, bit);
+	if (scx_bpf_dsq_nr_queued(dsq) > 0)
+		__sync_fetch_and_or(&q->bitmap, bit);
 	else
 		stat_add(st, SORYU_CNT_BITMAP_CLEAR, 1);
 	return false;
 }
 
 /*
- * Walk the levels the bitmap advertises, best first, below @limit, and
- * probe those counted non-empty (count_level()).
+ * Take a task of level @lvl from the LLC that advertises and counts one,
+ * @own first, then the others in index order from there (the daemon
+ * numbers LLCs in CPU order, so neighbours share a package or node first).
  */
-__verified_once bool scan_levels(u32 limit, u64 now, struct soryu_stats *st)
+__verified_once bool take_level(u32 own, u32 lvl, u64 now, struct soryu_stats *st)
 {
-	u64 bm = READ_ONCE(lvl_bitmap);
-	u32 lvl;
+	u32 i, l, n = queue_llcs();
+	struct llc_queues *q;
 
-	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
-		if (lvl >= limit)
-			break;
-		if (!(bm & (1ULL << lvl)) || READ_ONCE(lvl_nr[lvl]) <= 0)
+	if (own >= n)
+		own = 0;
+	bpf_for(i, 0, n) {
+		l = own + i < n ? own + i : own + i - n;
+		if (!(q = queues_of(l)) || !(READ_ONCE(q->bitmap) & (1ULL << lvl)) ||
+		    READ_ONCE(*QV(q->nr, lvl)) <= 0)
 			continue;
-		if (probe_level(lvl, st)) {
-			note_served(lvl, now);
+		if (probe_level(q, l, lvl, st)) {
+			note_served(q, lvl, now);
 			return true;
 		}
 	}
 	return false;
 }
 
+/* Levels below @limit, as a mask. */
+static u64 below(u32 limit)
+{
+	return limit >= 64 ? ~0ULL : (1ULL << limit) - 1;
+}
+
 /*
- * Is a task counted on any shared level better than @lvl? The
- * counts, not the bitmap: a count is never below its DSQ's tasks
+ * The best level first, below @limit, across every LLC: the union of the
+ * bitmaps says which levels to try (one read-mostly word per LLC), and
+ * take_level() which LLC gives one, @own first. Strict priority holds
+ * between LLCs as within one: a CPU never takes a level while a better one
+ * is counted anywhere it could run it, and a kick from another LLC's
+ * enqueue (try_preempt()) is answered with that LLC's task.
+ */
+__verified_once bool scan_levels(u32 own, u32 limit, u64 now, struct soryu_stats *st)
+{
+	u64 any = 0;
+	u32 i, lvl;
+	struct llc_queues *q;
+
+	bpf_for(i, 0, queue_llcs()) {
+		if ((q = queues_of(i)))
+			any |= READ_ONCE(q->bitmap);
+	}
+	any &= below(limit);
+	bpf_for(i, 0, SORYU_NR_LEVELS) {
+		if (!any)
+			break;
+		lvl = lowest_bit(any);
+		any &= any - 1;
+		if (take_level(own, lvl, now, st))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Is a task counted on any shared level better than @lvl, in any LLC? The
+ * counts, not the bitmaps: a count is never below its DSQ's tasks
  * (count_level()), where a bit may read clear over a queued task with
  * --clear-bitmap. So a false answer means no such task was queued when
  * each count was read; one counted high for a moment only says true.
  */
 __verified_once bool queued_above(u32 lvl)
 {
-	u32 l;
+	struct llc_queues *q;
+	u32 i, l;
 
-	bpf_for(l, 0, SORYU_NR_LEVELS) {
-		if (l >= lvl)
-			break;
-		if (READ_ONCE(lvl_nr[l]) > 0)
-			return true;
+	bpf_for(i, 0, queue_llcs()) {
+		if (!(q = queues_of(i)))
+			continue;
+		bpf_for(l, 0, SORYU_NR_LEVELS) {
+			if (l >= lvl)
+				break;
+			if (READ_ONCE(*QV(q->nr, l)) > 0)
+				return true;
+		}
 	}
 	return false;
 }
 
 /*
  * --clear-bitmap: the last resort of a dispatch that found nothing through
- * the bitmap. Read every level's count below @limit and take a task from a
- * non-empty one whose bit reads clear (the enqueue race in probe_level()),
- * setting its bit again. Without it a CPU could go idle, or, worse, give
- * its time back while a task it could run sits behind a clear bit: when a
- * higher class holds every CPU, soryu's tasks only run through the
- * kernel's deadline server, which stops for good when its pick comes back
- * empty while tasks are queued on its CPU. So: dispatch never returns
- * empty while a level holds a task this CPU may run.
+ * the bitmaps. Read every level's queued count below @limit, LLC by LLC
+ * from @own, and take a task from a non-empty one whose bit reads clear
+ * (the enqueue race in probe_level()), setting its bit again. Without it a
+ * CPU could go idle, or, worse, give its time back while a task it could
+ * run sits behind a clear bit: when a higher class holds every CPU,
+ * soryu's tasks only run through the kernel's deadline server, which
+ * stops for good when its pick comes back empty while tasks are queued on
+ * its CPU. So: dispatch never returns empty while a level holds a task
+ * this CPU may run.
  */
-__verified_once bool sweep_levels(u32 limit, u64 now, struct soryu_stats *st)
+__verified_once bool sweep_levels(u32 own, u32 limit, u64 now, struct soryu_stats *st)
 {
-	u32 lvl;
+	u32 i, l, lvl, n = queue_llcs();
+	struct llc_queues *q;
 
+	if (own >= n)
+		own = 0;
 	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
 		if (lvl >= limit)
 			break;
-		if (scx_bpf_dsq_nr_queued(lvl) <= 0)
-			continue;
-		if (!(READ_ONCE(lvl_bitmap) & (1ULL << lvl))) {
-			__sync_fetch_and_or(&lvl_bitmap, 1ULL << lvl);
-			stat_add(st, SORYU_CNT_BITMAP_REPAIR, 1);
-		}
-		if (probe_level(lvl, st)) {
-			note_served(lvl, now);
-			return true;
+		bpf_for(i, 0, n) {
+			l = own + i < n ? own + i : own + i - n;
+			if (!(q = queues_of(l)) ||
+			    scx_bpf_dsq_nr_queued(LEVEL_DSQ(l, lvl)) <= 0)
+				continue;
+			if (!(READ_ONCE(q->bitmap) & (1ULL << lvl))) {
+				__sync_fetch_and_or(&q->bitmap, 1ULL << lvl);
+				stat_add(st, SORYU_CNT_BITMAP_REPAIR, 1);
+			}
+			if (probe_level(q, l, lvl, st)) {
+				note_served(q, lvl, now);
+				return true;
+			}
 		}
 	}
 	return false;
 }
 
 /*
- * --clear-bitmap safety net for the CPUs that do not dispatch: set the bit
- * of any non-empty level that reads clear, and find the level's first task
- * a CPU as a new arrival would get one (try_preempt(): an idle CPU it may
- * use, else one it may use that runs a worse level). A CPU busy with an
- * equal or better level reaches sweep_levels() when its slice ends.
+ * --clear-bitmap safety net for the CPUs that do not dispatch: in every
+ * LLC, set the bit of any non-empty level that reads clear, and find the
+ * level's first task a CPU as a new arrival would get one (try_preempt():
+ * an idle CPU it may use, else one it may use that runs a worse level). A
+ * CPU busy with an equal or better level reaches sweep_levels() when its
+ * slice ends.
  */
 static int repair_sweep(void *map, int *key, struct bpf_timer *timer)
 {
-	u64 bm = READ_ONCE(lvl_bitmap);
 	struct task_struct *head;
-	u32 lvl;
+	struct llc_queues *q;
+	u32 l, lvl;
+	u64 bm;
 
-	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
-		if ((bm & (1ULL << lvl)) || scx_bpf_dsq_nr_queued(lvl) <= 0)
+	bpf_for(l, 0, queue_llcs()) {
+		if (!(q = queues_of(l)))
 			continue;
-		__sync_fetch_and_or(&lvl_bitmap, 1ULL << lvl);
-		/* counted in the map, not a local: keeps the loop verifiable */
-		stat_inc(SORYU_CNT_BITMAP_REPAIR);
-		bpf_rcu_read_lock();
-		head = __COMPAT_scx_bpf_dsq_peek(lvl);
-		if (head)
-			try_preempt(head, lvl, true, true, this_stats());
-		bpf_rcu_read_unlock();
+		bm = READ_ONCE(q->bitmap);
+		bpf_for(lvl, 0, SORYU_NR_LEVELS) {
+			if ((bm & (1ULL << lvl)) ||
+			    scx_bpf_dsq_nr_queued(LEVEL_DSQ(l, lvl)) <= 0)
+				continue;
+			__sync_fetch_and_or(&q->bitmap, 1ULL << lvl);
+			/* counted in the map, not a local: keeps the loop verifiable */
+			stat_inc(SORYU_CNT_BITMAP_REPAIR);
+			bpf_rcu_read_lock();
+			head = __COMPAT_scx_bpf_dsq_peek(LEVEL_DSQ(l, lvl));
+			if (head)
+				try_preempt(head, lvl, true, true, this_stats());
+			bpf_rcu_read_unlock();
+		}
 	}
 	bpf_timer_start(timer, SORYU_REPAIR_PERIOD_NS, 0);
+	return 0;
+}
+
+/*
+ * At load: every LLC's level DSQs, each level's serve stamp at @now. The
+ * DSQs of an LLC the daemon did not list are never used (queue_llc()).
+ */
+static s32 init_queues(u64 now)
+{
+	struct llc_queues *q;
+	u32 l, lvl;
+	s32 ret;
+
+	bpf_for(l, 0, queue_llcs()) {
+		if (!(q = queues_of(l)))
+			return -ENOENT;
+		bpf_for(lvl, 0, SORYU_NR_LEVELS) {
+			ret = scx_bpf_create_dsq(LEVEL_DSQ(l, lvl), -1);
+			if (ret) {
+				scx_bpf_error("soryu: cannot create level DSQ %u of LLC %u: %d",
+					      lvl, l, ret);
+				return ret;
+			}
+			*QV(q->last_served, lvl) = now;
+		}
+	}
 	return 0;
 }

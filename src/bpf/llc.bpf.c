@@ -132,6 +132,12 @@ static u32 highest_bit(u64 x)
 	return debruijn_bit[((x ^ (x >> 1)) * 0x03f79d71b4cb0a89ULL) >> 58];
 }
 
+/* The index of the lowest bit set in @x (not 0). */
+static u32 lowest_bit(u64 x)
+{
+	return highest_bit(x & -x);
+}
+
 /*
  * The worst level worse than @lvl that some CPU of @lc shows, or @lvl if
  * none does. The highest bit whose count is above 0: a bit left set with

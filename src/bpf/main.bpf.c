@@ -2,13 +2,14 @@
 /*
  * scx_soryu: BMQ's bitmap queue as a sched_ext scheduler.
  *
- * Tasks sit in 33 levels, one DSQ per level shared by all CPUs (a task
- * that may use one CPU only waits on that CPU's own queue). A task's
- * level folds its nice value and a dynamic boost (policy.h): sleeping
- * improves the boost, using up slices worsens it. Lower levels run first,
- * strictly; inside a level, FIFO (or vtime with --vtime). The one-word
- * lvl_bitmap says which levels may hold tasks, and lvl_nr[] how many they
- * hold, so dispatch only probes levels with tasks. A task queued for
+ * Tasks sit in 33 levels, one DSQ per level in each LLC, shared by the
+ * CPUs (a task that may use one CPU only waits on that CPU's own queue).
+ * A task's level folds its nice value and a dynamic boost (policy.h):
+ * sleeping improves the boost, using up slices worsens it. Lower levels
+ * run first, strictly, across LLCs; inside a level, FIFO (or vtime with
+ * --vtime), the CPU's own LLC first. Each LLC's one-word bitmap says which
+ * of its levels may hold tasks, and its counts how many they hold, so
+ * dispatch only probes levels with tasks. A task queued for
  * --starve-ms is served ahead of everything, which BMQ itself never does.
  * A queued task that outranks the level running on some CPU kicks that
  * CPU; a task preempted with slice left resumes at the head of its level.
@@ -79,36 +80,53 @@ const volatile char stall_comm[16];
 const volatile bool inject_verifier_reject;
 
 /*
- * The three shared words below each live in a section of their own, hence a
- * map and a cache line of their own: a write to one never invalidates a
- * CPU's copy of another.
- *
- * Bit n set: level n may hold tasks. Set-only by default, so after warm-up
- * every CPU holds its line shared and reads it for free. With --clear-bitmap
- * dispatch also clears bits (see probe_level()).
+ * The level queues of one LLC: DSQ LEVEL_DSQ(llc, lvl) for each level, and
+ * the state that advertises, counts, and ages them. A task waits on the
+ * queues of one LLC (queue_llc()); a CPU takes the best level queued in any
+ * LLC, its own first on a tie and then the nearest (levels.bpf.c). Each
+ * field group sits on cache lines of its own: the bitmap is read by every
+ * dispatch and, set-only, almost never written; the counts are written by
+ * every enqueue and run in the LLC; the starvation stamps a few times per
+ * threshold. Arrays hold 64 entries, one per bitmap bit, so that an index
+ * masked to 6 bits (QV()) is provably in bounds; levels 33 to 63 stay 0.
  */
-u64 lvl_bitmap SEC(".data.lvl_bitmap");
+struct llc_queues {
+	/*
+	 * Bit n set: level n may hold tasks. Set-only by default, so after
+	 * warm-up every CPU holds its line shared and reads it for free. With
+	 * --clear-bitmap dispatch also clears bits (see probe_level()).
+	 */
+	u64 bitmap;
+	/*
+	 * The per-task starvation rule (starve.bpf.c): bit n set: level n's
+	 * head was found waiting past --starve-ms.
+	 */
+	u64 starving __attribute__((aligned(64)));
+	/*
+	 * Tasks counted on each level: inserted into its DSQ and not yet run
+	 * (count_level()). Never lower than the DSQ's own count, so a level
+	 * counted 0 holds no task and dispatch skips it without a probe.
+	 */
+	s64 nr[64] __attribute__((aligned(64)));
+	/*
+	 * When each level last gave a task to a CPU (or was last found empty
+	 * by the anti-starvation pass). Rate-limited writes keep these lines
+	 * read-mostly.
+	 */
+	u64 last_served[64] __attribute__((aligned(64)));
+	/* when to peek at each level's head for the starvation rule again */
+	u64 next_look[64] __attribute__((aligned(64)));
+} __attribute__((aligned(64)));
 
-/*
- * Tasks counted on each level: inserted into its DSQ and not yet run
- * (levels.bpf.c, count_level()). Never lower than the DSQ's own count, so
- * a level counted 0 holds no task and dispatch skips it without a probe.
- */
-s64 lvl_nr[SORYU_NR_LEVELS] SEC(".data.lvl_nr");
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SORYU_MAX_LLCS);
+	__type(key, u32);
+	__type(value, struct llc_queues);
+} queues SEC(".maps");
 
-/*
- * When each level last gave a task to a CPU (or was last found empty by the
- * anti-starvation pass). Rate-limited writes keep these lines read-mostly.
- */
-u64 last_served[SORYU_NR_LEVELS] SEC(".data.last_served");
-
-/*
- * The per-task starvation rule (starve.bpf.c): bit n set: level n's head was
- * found waiting past --starve-ms; next_look[n]: when to peek at its head
- * again if not.
- */
-u64 starving SEC(".data.starving");
-u64 next_look[SORYU_NR_LEVELS] SEC(".data.next_look");
+/* The DSQ of level @lvl in LLC @llc (intf.h: SORYU_PIN_DSQ is above them all). */
+#define LEVEL_DSQ(llc, lvl)	((u64)(llc) * SORYU_NR_LEVELS + (lvl))
 
 /* --vtime: the reference clock, the largest vtime that has started to run. */
 u64 vtime_now SEC(".data.vtime_now");
@@ -407,7 +425,7 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 	struct soryu_stats *st = this_stats();
 	struct soryu_task_ctx *pctx = NULL;
 	struct cpu_ctx *cctx;
-	u32 limit = SORYU_NR_LEVELS, zero = 0, lvl = SORYU_LVL_NONE, pin, lim;
+	u32 limit = SORYU_NR_LEVELS, zero = 0, lvl = SORYU_LVL_NONE, pin, lim, llc;
 	u64 now = scx_bpf_now(), probes_before, probes;
 
 	if (!st)
@@ -445,10 +463,11 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 	 */
 	pin = pin_level(cpu, cctx);
 	lim = pin < limit ? pin : limit;
-	if (serve_starved(cpu, cctx, now, st) || scan_levels(lim, now, st) ||
-	    (clear_bitmap && sweep_levels(lim, now, st)) ||
-	    (lim < limit && (take_pinned(cpu, st) || scan_levels(limit, now, st) ||
-			     (clear_bitmap && sweep_levels(limit, now, st))))) {
+	llc = cctx ? cctx->llc : 0;
+	if (serve_starved(cpu, cctx, now, st) || scan_levels(llc, lim, now, st) ||
+	    (clear_bitmap && sweep_levels(llc, lim, now, st)) ||
+	    (lim < limit && (take_pinned(cpu, st) || scan_levels(llc, limit, now, st) ||
+			     (clear_bitmap && sweep_levels(llc, limit, now, st))))) {
 		stat_add(st, SORYU_CNT_DISPATCH, 1);
 	} else if (pctx && !pctx->granted && smt_crowded(prev, cpu)) {
 		/*
@@ -489,8 +508,8 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 	 * exact value through both level loops and never converge.
 	 */
 	probes = st->cnt[SORYU_CNT_PROBES] - probes_before;
-	if (probes <= SORYU_MAX_PROBES)
-		st->probe_hist[probes]++;
+	/* the last entry counts calls with that many probes or more (LLCs > 1) */
+	st->probe_hist[probes < SORYU_MAX_PROBES ? probes : SORYU_MAX_PROBES]++;
 }
 
 /* A stint on a CPU: running, stopping, cpu_release, quiescent, yield */
@@ -547,7 +566,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(soryu_init)
 {
 	struct repair_timer *rt;
 	u64 now = scx_bpf_now();
-	u32 lvl, zero = 0;
+	u32 zero = 0;
 	s32 ret;
 
 	kernel_hz = CONFIG_HZ;
@@ -558,19 +577,8 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(soryu_init)
 
 		t->boost = 0;	/* no NULL check: the verifier must refuse */
 	}
-	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
-		u64 *ls = MEMBER_VPTR(last_served, [lvl]);
-
-		ret = scx_bpf_create_dsq(lvl, -1);
-		if (ret) {
-			scx_bpf_error("soryu: cannot create level DSQ %u: %d", lvl, ret);
-			return ret;
-		}
-		if (ls)
-			*ls = now;
-	}
-
-	if ((ret = init_pin_dsqs()) || (ret = init_llcs()) || (ret = init_kick_timers()))
+	if ((ret = init_queues(now)) || (ret = init_pin_dsqs()) || (ret = init_llcs()) ||
+	    (ret = init_kick_timers()))
 		return ret;
 	if (!clear_bitmap)
 		return 0;

@@ -8,8 +8,8 @@
  */
 
 /*
- * Queue @p on its shared level DSQ @lvl, counted there (count_level()),
- * at the place @how says (requeue_how()).
+ * Queue @p on level @lvl of its LLC's queues (queue_llc()), counted there
+ * (count_level()), at the place @how says (requeue_how()).
  *
  * Preempted before its slice ran out (REQUEUE_RESUME, from ops.stopping): back to
  * the head of its level, where BMQ leaves a preempted task, not the tail.
@@ -26,23 +26,27 @@
 static bool queue_on_level(struct task_struct *p, struct soryu_task_ctx *tctx, u32 lvl,
 			   u64 slice, enum requeue how, u64 enq_flags)
 {
-	u64 now = scx_bpf_now();
+	u32 llc = queue_llc(p);
+	struct llc_queues *q = queues_of(llc);
+	u64 now = scx_bpf_now(), dsq = LEVEL_DSQ(llc, lvl);
 	bool ok;
 
+	if (!q)
+		return false;	/* never: queue_llc() is below SORYU_MAX_LLCS */
 	if (how == REQUEUE_OWED)
-		owe_serve(lvl, tctx, now);
+		owe_serve(q, lvl, tctx, now);
 	if (!vtime_on && (how >= REQUEUE_FRONT ||
-			  (how == REQUEUE_RESUME && resume_at_head(lvl, tctx, now))))
+			  (how == REQUEUE_RESUME && resume_at_head(dsq, tctx, now))))
 		enq_flags |= SCX_ENQ_HEAD;
-	mark_level(lvl);
+	mark_level(q, lvl);
 
 	if (vtime_on)
-		ok = scx_bpf_dsq_insert_vtime(p, lvl, slice, how >= REQUEUE_FRONT ?
-					      front_vtime(p, lvl) : clamped_vtime(p), enq_flags);
+		ok = scx_bpf_dsq_insert_vtime(p, dsq, slice, how >= REQUEUE_FRONT ?
+					      front_vtime(p, dsq) : clamped_vtime(p), enq_flags);
 	else
-		ok = scx_bpf_dsq_insert(p, lvl, slice, enq_flags);
+		ok = scx_bpf_dsq_insert(p, dsq, slice, enq_flags);
 	/* before the insert lands: see count_level() */
-	count_level(tctx, ok ? lvl + 1 : 0);
+	count_level(tctx, ok ? dsq + 1 : 0);
 	return ok;
 }
 
@@ -113,7 +117,7 @@ static bool place_on_idle(struct task_struct *p, struct soryu_task_ctx *tctx, u6
  * scheduler, which puts the partner on the waker's CPU in the same way
  * (docs/performance.md). Only where @p passes no better task, as a task on
  * a local DSQ runs before any dispatch on its CPU:
- *  - no task is counted on a shared level better than @p's
+ *  - no task is counted on a shared level better than @p's, in any LLC
  *    (queued_above()), nor is one as good first on this CPU's own queue,
  *    whose tasks can run nowhere else;
  *  - nothing is on this CPU's local DSQ already;
@@ -130,9 +134,10 @@ static bool place_on_idle(struct task_struct *p, struct soryu_task_ctx *tctx, u6
  * DSQ fed, and the kernel calls ops.dispatch, where levels are looked at
  * and starving tasks served, only when it is empty. So a chain stops
  * starve_ns / 8 after the CPU's last dispatch (sync_since), the period of
- * those looks, and at once while a level or this CPU's own queue is
- * marked starving; then the next sync wakeup goes through its level and
- * the CPU dispatches when the wakee already here has run. (A chain one
+ * those looks, and at once while a level of this CPU's LLC (whose
+ * starving tasks this CPU serves) or its own queue is marked starving;
+ * then the next sync wakeup goes through its level and the CPU
+ * dispatches when the wakee already here has run. (A chain one
  * slice long moved the pair of tests/vm/policy.sh sync between CPUs on
  * 9-13% of its round trips; starve_ns / 8, on 2%.) A waker that does not
  * sleep after all keeps its CPU to the end of its slice and @p waits that
@@ -149,6 +154,7 @@ static bool wake_on_waker(struct task_struct *p, struct soryu_task_ctx *tctx)
 {
 	struct task_struct *waker = bpf_get_current_task_btf();
 	s32 cpu = bpf_get_smp_processor_id();
+	struct llc_queues *q;
 	struct cpu_ctx *cctx;
 	u32 zero = 0, lvl;
 	u64 now;
@@ -156,8 +162,8 @@ static bool wake_on_waker(struct task_struct *p, struct soryu_task_ctx *tctx)
 	if (!(waker->scx.flags & SCX_TASK_QUEUED) || (waker->flags & PF_EXITING) ||
 	    !bpf_cpumask_test_cpu(cpu, p->cpus_ptr) || scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL))
 		return false;
-	if (!(cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)) || READ_ONCE(starving) ||
-	    cctx->pin_starving)
+	if (!(cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)) || !(q = queues_of(cctx->llc)) ||
+	    READ_ONCE(q->starving) || cctx->pin_starving)
 		return false;
 	now = scx_bpf_now();
 	if (cctx->sync_since && now - cctx->sync_since > (starve_ns >> 3))

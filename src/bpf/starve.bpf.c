@@ -40,20 +40,20 @@ static void grant_slice(void)
  * them means it took the level's head: this task, or one put in front of
  * it since (front_vtime()).
  */
-static void owe_serve(u32 lvl, struct soryu_task_ctx *tctx, u64 now)
+static void owe_serve(struct llc_queues *q, u32 lvl, struct soryu_task_ctx *tctx, u64 now)
 {
-	u64 *ls = MEMBER_VPTR(last_served, [lvl]);
+	u64 *ls = QV(q->last_served, lvl);
 	u64 at = now - starve_ns - 1;
 
 	if (time_before(tctx->age_at, at))
 		at = tctx->age_at;
-	if (ls && time_before(at, READ_ONCE(*ls)))
+	if (time_before(at, READ_ONCE(*ls)))
 		WRITE_ONCE(*ls, at);
 }
 
 /*
- * May @tctx's task, preempted with slice left, go back in front of @lvl's
- * head (ops.enqueue)? Not when that head has waited starve_ns and is older
+ * May @tctx's task, preempted with slice left, go back in front of the
+ * head of level DSQ @dsq (ops.enqueue)? Not when that head has waited starve_ns and is older
  * than the task: the level is starving, its waiting tasks are owed a turn
  * first, and a task that has just run goes to the tail as if it had not
  * been preempted. (A task preempted before it was served keeps its age,
@@ -69,9 +69,9 @@ static void owe_serve(u32 lvl, struct soryu_task_ctx *tctx, u64 now)
  * oldest; one that already ran (queued_at 0) tells nothing about the tasks
  * behind it, and the task goes to the tail, which is always safe.
  */
-static bool resume_at_head(u32 lvl, struct soryu_task_ctx *tctx, u64 now)
+static bool resume_at_head(u64 dsq, struct soryu_task_ctx *tctx, u64 now)
 {
-	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(lvl);
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
 	struct soryu_task_ctx *hctx;
 	u64 at;
 
@@ -89,7 +89,7 @@ static bool resume_at_head(u32 lvl, struct soryu_task_ctx *tctx, u64 now)
 }
 
 /*
- * Has the first task of @lvl been queued for longer than starve_ns? A FIFO
+ * Has the first task of level DSQ @dsq been queued for longer than starve_ns? A FIFO
  * level's head carries its oldest age (tasks join at the tail, a resumed
  * task takes the head's age: resume_at_head()), so a fresh head means
  * nobody there starves. (With --vtime the head is the smallest vtime
@@ -97,9 +97,9 @@ static bool resume_at_head(u32 lvl, struct soryu_task_ctx *tctx, u64 now)
  * behind a fresh head.) The peek is lockless: the head may leave before we read its
  * context, which only makes this look one dispatch late or early.
  */
-static bool head_stale(u32 lvl, u64 now, u64 *at)
+static bool head_stale(u64 dsq, u64 now, u64 *at)
 {
-	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(lvl);
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
 	struct soryu_task_ctx *tctx;
 
 	if (!head || !(tctx = lookup_task_ctx(head)))
@@ -113,42 +113,39 @@ static bool head_stale(u32 lvl, u64 now, u64 *at)
 }
 
 /*
- * Is @lvl starving? If so, *at is since when: its head's queue stamp, or
- * the level's last serve. Two rules:
+ * Is @lvl of LLC @llc (queues @q) starving? If so, *at is since when: its
+ * head's queue stamp, or the level's last serve. Two rules:
  *  - per task: its head waited past starve_ns. Peeking every level on every
  *    dispatch would double dispatch's cost, so a level is looked at once per
  *    starve_ns / 8 (next_look[]), and a level found stale is marked in
- *    `starving`, which every CPU then checks on each dispatch until the
+ *    `starving`, which every CPU of the LLC checks on each dispatch until the
  *    head is fresh. Detection is late by at most starve_ns / 8.
  *  - per level: it was not served for starve_ns (last_served[]). Free (a
  *    compare), and it covers a --vtime level whose stale task sits behind
  *    a fresh head.
  */
-static bool level_starving(u32 lvl, u64 now, u64 *at)
+static bool level_starving(struct llc_queues *q, u32 llc, u32 lvl, u64 now, u64 *at)
 {
-	u64 *ls = MEMBER_VPTR(last_served, [lvl]);
-	u64 *nl = MEMBER_VPTR(next_look, [lvl]);
-	u64 bit = 1ULL << lvl;
+	u64 *ls = QV(q->last_served, lvl), *nl = QV(q->next_look, lvl);
+	u64 bit = 1ULL << lvl, dsq = LEVEL_DSQ(llc, lvl);
 
-	if (!ls || !nl)
-		return false;
-	if (READ_ONCE(starving) & bit) {
-		if (head_stale(lvl, now, at))
+	if (READ_ONCE(q->starving) & bit) {
+		if (head_stale(dsq, now, at))
 			return true;
 		/* served until fresh: stop looking on every dispatch */
-		__sync_fetch_and_and(&starving, ~bit);
+		__sync_fetch_and_and(&q->starving, ~bit);
 	} else if (time_after(now, READ_ONCE(*nl))) {
 		/* racing CPUs may both look: harmless, and rare */
 		WRITE_ONCE(*nl, now + (starve_ns >> 3));
-		if (head_stale(lvl, now, at)) {
-			__sync_fetch_and_or(&starving, bit);
+		if (head_stale(dsq, now, at)) {
+			__sync_fetch_and_or(&q->starving, bit);
 			return true;
 		}
 	}
 	*at = READ_ONCE(*ls);
 	if (!time_after(now, *at + starve_ns))
 		return false;
-	if (scx_bpf_dsq_nr_queued(lvl) <= 0) {
+	if (scx_bpf_dsq_nr_queued(dsq) <= 0) {
 		/* empty: nothing starves here, look again in starve_ns */
 		WRITE_ONCE(*ls, now);
 		return false;
@@ -156,14 +153,13 @@ static bool level_starving(u32 lvl, u64 now, u64 *at)
 	return true;
 }
 
-/* Serve @lvl as starving: a task from it, on a grant. */
-static bool serve_level(u32 lvl, u64 now, struct soryu_stats *st)
+/* Serve @lvl of LLC @llc as starving: a task from it, on a grant. */
+static bool serve_level(struct llc_queues *q, u32 llc, u32 lvl, u64 now,
+			struct soryu_stats *st)
 {
-	u64 *ls = MEMBER_VPTR(last_served, [lvl]);
-
-	if (!ls || !probe_level(lvl, st))
+	if (!probe_level(q, llc, lvl, st))
 		return false;
-	WRITE_ONCE(*ls, now);
+	WRITE_ONCE(*QV(q->last_served, lvl), now);
 	stat_add(st, SORYU_CNT_STARVE_SERVE, 1);
 	grant_slice();
 	return true;
@@ -180,15 +176,24 @@ static bool serve_level(u32 lvl, u64 now, struct soryu_stats *st)
  * that only this CPU serves. If this CPU may run no task of the level
  * picked, the other starving levels, best first. The bitmap is not
  * asked: with clearing on, its bit may be wrong (see probe_level()).
+ *
+ * The levels looked at are those of this CPU's LLC: each LLC's CPUs
+ * guarantee its queues, where every task queues on an LLC with a CPU it
+ * may use (queue_llc()). The bound's k and n are then the starving tasks
+ * and the CPUs of one LLC (docs/design.md); CPUs of other LLCs only ever
+ * take tasks off these queues earlier (scan_levels()).
  */
 __verified_once bool serve_starved(s32 cpu, struct cpu_ctx *cctx, u64 now, struct soryu_stats *st)
 {
 	u64 mask = 0, oldest = 0, at = 0, pin_at = 0;
-	u32 lvl, pick = SORYU_NR_LEVELS;
+	u32 lvl, pick = SORYU_NR_LEVELS, llc = cctx ? cctx->llc : 0;
 	bool pin = cctx && pin_stale(cpu, cctx, now, &pin_at);
+	struct llc_queues *q = queues_of(llc);
 
+	if (!q)
+		return false;
 	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
-		if (!level_starving(lvl, now, &at))
+		if (!level_starving(q, llc, lvl, now, &at))
 			continue;
 		mask |= 1ULL << lvl;
 		if (pick == SORYU_NR_LEVELS || time_before(at, oldest)) {
@@ -200,10 +205,10 @@ __verified_once bool serve_starved(s32 cpu, struct cpu_ctx *cctx, u64 now, struc
 		goto granted;
 	if (!mask)
 		return false;
-	if (pick < SORYU_NR_LEVELS && serve_level(pick, now, st))
+	if (pick < SORYU_NR_LEVELS && serve_level(q, llc, pick, now, st))
 		return true;
 	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
-		if (lvl != pick && (mask & (1ULL << lvl)) && serve_level(lvl, now, st))
+		if (lvl != pick && (mask & (1ULL << lvl)) && serve_level(q, llc, lvl, now, st))
 			return true;
 	}
 	if (!pin || !take_pinned_aged(cpu, pin_at))

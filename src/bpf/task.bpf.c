@@ -58,16 +58,16 @@ static u64 clamped_vtime(const struct task_struct *p)
 }
 
 /*
- * --vtime: a key that puts @p in front of @lvl's head, which is what a
+ * --vtime: a key that puts @p in front of the head of DSQ @dsq, which is what a
  * FIFO level does with SCX_ENQ_HEAD (a vtime DSQ takes no head insert):
  * its own key if that is first already, else one below the head's. The
  * insert writes the key into its vtime, a credit of at most the gap to
  * the head. The peek is lockless: a task inserted in between may still
  * go first, which costs @p one task's turn, not its place.
  */
-static u64 front_vtime(const struct task_struct *p, u32 lvl)
+static u64 front_vtime(const struct task_struct *p, u64 dsq)
 {
-	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(lvl);
+	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
 	u64 vt = p->scx.dsq_vtime;
 
 	if (head && !time_before(vt, head->scx.dsq_vtime))

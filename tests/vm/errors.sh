@@ -176,7 +176,7 @@ while time.monotonic() < end: pass' &
     grep -A6 -E '[[:space:]]soryu-stall\[[0-9]+\]' "$SORYU_OUT/$CASE.sched.log" |
       grep -m1 -E 'soryu: task boost -?[0-9]+ level [0-9]+ queued_level [0-9]+ waited [0-9]{4,}ms' >"$SORYU_OUT/$CASE.dump-task" ||
       fail "the debug dump has no soryu line for the stalled task with its wait (>= 1 s)"
-    grep -q 'soryu: lvl_bitmap=' "$SORYU_OUT/$CASE.sched.log" || fail "the debug dump has no soryu state (ops.dump)"
+    grep -q 'soryu: llc 0 lvl_bitmap=' "$SORYU_OUT/$CASE.sched.log" || fail "the debug dump has no soryu state (ops.dump)"
   fi
   sched_wait_disabled
   case_kmsg | grep -q 'runnable task stall' || fail "kernel log shows no runnable task stall"

@@ -5,7 +5,7 @@
 # that shape for this script). The 8 virtual CPUs share the host's cores,
 # so this is about correctness, not speed.
 #
-#   vm/run.sh tests/vm/topology.sh [shape default all-knobs victim spread near]
+#   vm/run.sh tests/vm/topology.sh [shape default all-knobs victim spread near strict]
 #
 # Cases:
 #   shape      the guest really has that shape: 8 online CPUs, 2 packages,
@@ -51,6 +51,18 @@
 #              leaves) 19, 16 and 13 (after the other cases) of 20. With
 #              the probe on a CPU of the other LLC, as now: 17 of 20, and
 #              27 of 30 after the other cases (the default scheduler 15).
+#   strict     strict priority between the level queues of two LLCs
+#              (src/bpf/levels.bpf.c): two nice 19 busy loops per CPU of
+#              the second LLC, allowed only those CPUs, and one nice 0 loop
+#              per CPU, allowed the first LLC's CPUs and, once they queue
+#              there, every CPU (tests/vm/llc_probe.py). For
+#              SORYU_TOPOLOGY_SECS, by the kernel's CPU times: the nice 0
+#              loops get at least 80% of what all the loops got (the
+#              second LLC's CPUs must take them off the first LLC's queues
+#              before their own worse level), and every nice 19 loop ran
+#              (its LLC's starvation serves). CPUs that only took their own
+#              LLC's queues would give each group about half. The default
+#              scheduler's figures go to the trace.
 # Prints PASS/FAIL per case, then "N passed, M failed".
 set -euo pipefail
 
@@ -60,7 +72,7 @@ set -euo pipefail
 secs=${SORYU_TOPOLOGY_SECS:-15}
 want_cpus=8
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(shape default all-knobs victim spread near)
+[ ${#cases[@]} -gt 0 ] || cases=(shape default all-knobs victim spread near strict)
 
 # per CPU, "cpuN busy total": jiffies running tasks (user + nice +
 # system) and all jiffies the CPU accounted (idle and iowait too). A share
@@ -232,6 +244,31 @@ near_case() {
   case_end
 }
 
+strict_case() {
+  local probe out near far g l m
+  probe="$(dirname "${BASH_SOURCE[0]}")/llc_probe.py"
+  case_begin strict
+  LLCS=$(kernel_llcs)
+  near=$(sed -n 1p <<<"$LLCS") far=$(sed -n 2p <<<"$LLCS")
+  if [ -z "$far" ]; then
+    fail "the guest shows $(wc -l <<<"$LLCS") LLC(s): the case needs two"
+  else
+    trace "LLCs $near and $far; the default scheduler: $(python3 "$probe" "$secs" "$near" "$far")"
+    if sched_start --report-sec 2 && sched_wait_enabled; then
+      out=$(python3 "$probe" "$secs" "$near" "$far")
+      trace "soryu: $out"
+      read -r _ g _ l _ m <<<"$out"
+      check "CPU share of the nice 0 loops (of $g + $l s)" "g >= 0.8 * (g + l)" g="${g:-0}" l="${l:-1}"
+      check "CPU seconds of the least served nice 19 loop" "m > 0" m="${m:-0}"
+      sched_stop
+      sched_wait_disabled
+    fi
+  fi
+  report_check
+  dmesg_check
+  case_end
+}
+
 echo "topology: $(uname -r), $(nproc) CPUs, ${secs}s of load per case"
 for c in "${cases[@]}"; do
   case $c in
@@ -241,7 +278,8 @@ for c in "${cases[@]}"; do
     victim) victim_case ;;
     spread) spread_case ;;
     near) near_case ;;
-    *) echo "topology: unknown case '$c' (shape, default, all-knobs, victim, spread, near)" >&2; exit 2 ;;
+    strict) strict_case ;;
+    *) echo "topology: unknown case '$c' (shape, default, all-knobs, victim, spread, near, strict)" >&2; exit 2 ;;
   esac
 done
 summary
