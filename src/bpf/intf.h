@@ -188,7 +188,7 @@ struct soryu_task_ctx {
 	u32 wake_class;		/* SORYU_CLASS_* it woke in */
 	s32 cg_nice;		/* nice offset of its cgroups' cpu.weight */
 	u64 cg_gen;		/* cg_gen when cg_nice was computed, 0: never */
-	u32 counted1;		/* 1 + the level it is counted on in lvl_nr, 0: none */
+	u32 counted1;		/* 1 + the level DSQ whose count holds it, 0: none */
 	u8 granted;		/* holds an unfinished starvation grant */
 	u8 resume;		/* preempted with slice left: back to its level's head */
 	u8 yielded;		/* called sched_yield(): its next stop is no preemption */
