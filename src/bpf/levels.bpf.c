@@ -5,8 +5,58 @@
  * best first across LLCs, and the --clear-bitmap safety nets (the count
  * sweep of an empty dispatch, the repair timer). The race argument for
  * clearing is at probe_level().
- * Included by main.bpf.c, after its globals and maps and llc.bpf.c.
+ * Included by main.bpf.c, after its globals and maps and llc.bpf.c (whose
+ * masked() and LLC_OF() it uses).
  */
+
+/*
+ * The level queues of one LLC: DSQ LEVEL_DSQ(llc, lvl) for each level, and
+ * the state that advertises, counts, and ages them. A task waits on the
+ * queues of one LLC (queue_llc()); a CPU takes the best level queued in any
+ * LLC, its own first on a tie and then the nearest (levels.bpf.c). Each
+ * field group sits on cache lines of its own: the bitmap is read by every
+ * dispatch and, set-only, almost never written; the counts are written by
+ * every enqueue and run in the LLC; the starvation stamps a few times per
+ * threshold. Arrays hold 64 entries, one per bitmap bit, so that an index
+ * masked to 6 bits (QV()) is provably in bounds; levels 33 to 63 stay 0.
+ */
+struct llc_queues {
+	/*
+	 * Bit n set: level n may hold tasks. Set-only by default, so after
+	 * warm-up every CPU holds its line shared and reads it for free. With
+	 * --clear-bitmap dispatch also clears bits (see probe_level()).
+	 */
+	u64 bitmap;
+	/*
+	 * The per-task starvation rule (starve.bpf.c): bit n set: level n's
+	 * head was found waiting past --starve-ms.
+	 */
+	u64 starving __attribute__((aligned(64)));
+	/*
+	 * Tasks counted on each level: inserted into its DSQ and not yet run
+	 * (count_level()). Never lower than the DSQ's own count, so a level
+	 * counted 0 holds no task and dispatch skips it without a probe.
+	 */
+	s64 nr[64] __attribute__((aligned(64)));
+	/*
+	 * When each level last gave a task to a CPU (or was last found empty
+	 * by the anti-starvation pass). Rate-limited writes keep these lines
+	 * read-mostly.
+	 */
+	u64 last_served[64] __attribute__((aligned(64)));
+	/* when to peek at each level's head for the starvation rule again */
+	u64 next_look[64] __attribute__((aligned(64)));
+} __attribute__((aligned(64)));
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SORYU_MAX_LLCS);
+	__type(key, u32);
+	__type(value, struct llc_queues);
+} queues SEC(".maps");
+
+/* The DSQ of level @lvl in LLC @llc (intf.h: SORYU_PIN_DSQ is above them all). */
+#define LEVEL_DSQ(llc, lvl)	((u64)(llc) * SORYU_NR_LEVELS + (lvl))
 
 /* An entry of a per-level array of struct llc_queues, provably in bounds. */
 #define QV(arr, lvl)	(&(arr)[masked(lvl, 63)])

@@ -18,7 +18,7 @@
  * and pick tasks (select_cpu, enqueue, dispatch) and set them up; each
  * mechanism has a file of its own, included below: stats.bpf.c, task.bpf.c
  * (a task's level, slice and requeue place), llc.bpf.c and preempt.bpf.c
- * (victims), levels.bpf.c (bitmap and probing), pinned.bpf.c (own
+ * (victims), levels.bpf.c (each LLC's level queues), pinned.bpf.c (own
  * queues), starve.bpf.c, cgroup.bpf.c (cpu.weight), place.bpf.c (a
  * level DSQ or a claimed idle CPU for ops.enqueue), stint.bpf.c (the
  * callbacks that begin and end a stint on a CPU) and dump.bpf.c. The
@@ -78,55 +78,6 @@ u64 loaded_at;
  */
 const volatile char stall_comm[16];
 const volatile bool inject_verifier_reject;
-
-/*
- * The level queues of one LLC: DSQ LEVEL_DSQ(llc, lvl) for each level, and
- * the state that advertises, counts, and ages them. A task waits on the
- * queues of one LLC (queue_llc()); a CPU takes the best level queued in any
- * LLC, its own first on a tie and then the nearest (levels.bpf.c). Each
- * field group sits on cache lines of its own: the bitmap is read by every
- * dispatch and, set-only, almost never written; the counts are written by
- * every enqueue and run in the LLC; the starvation stamps a few times per
- * threshold. Arrays hold 64 entries, one per bitmap bit, so that an index
- * masked to 6 bits (QV()) is provably in bounds; levels 33 to 63 stay 0.
- */
-struct llc_queues {
-	/*
-	 * Bit n set: level n may hold tasks. Set-only by default, so after
-	 * warm-up every CPU holds its line shared and reads it for free. With
-	 * --clear-bitmap dispatch also clears bits (see probe_level()).
-	 */
-	u64 bitmap;
-	/*
-	 * The per-task starvation rule (starve.bpf.c): bit n set: level n's
-	 * head was found waiting past --starve-ms.
-	 */
-	u64 starving __attribute__((aligned(64)));
-	/*
-	 * Tasks counted on each level: inserted into its DSQ and not yet run
-	 * (count_level()). Never lower than the DSQ's own count, so a level
-	 * counted 0 holds no task and dispatch skips it without a probe.
-	 */
-	s64 nr[64] __attribute__((aligned(64)));
-	/*
-	 * When each level last gave a task to a CPU (or was last found empty
-	 * by the anti-starvation pass). Rate-limited writes keep these lines
-	 * read-mostly.
-	 */
-	u64 last_served[64] __attribute__((aligned(64)));
-	/* when to peek at each level's head for the starvation rule again */
-	u64 next_look[64] __attribute__((aligned(64)));
-} __attribute__((aligned(64)));
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SORYU_MAX_LLCS);
-	__type(key, u32);
-	__type(value, struct llc_queues);
-} queues SEC(".maps");
-
-/* The DSQ of level @lvl in LLC @llc (intf.h: SORYU_PIN_DSQ is above them all). */
-#define LEVEL_DSQ(llc, lvl)	((u64)(llc) * SORYU_NR_LEVELS + (lvl))
 
 /* --vtime: the reference clock, the largest vtime that has started to run. */
 u64 vtime_now SEC(".data.vtime_now");
@@ -241,7 +192,7 @@ static struct soryu_task_ctx *lookup_task_ctx(const struct task_struct *p)
 /* Preemption: a CPU for a newly queued task. */
 #include "preempt.bpf.c"
 
-/* Levels: the bitmap, probing a level, the --clear-bitmap repair sweep. */
+/* Levels: each LLC's level queues, their bitmap and counts, probing, the repair sweep. */
 #include "levels.bpf.c"
 
 /* Each CPU's own queue, for tasks that may run on that CPU only. */
