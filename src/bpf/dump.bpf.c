@@ -29,7 +29,7 @@ void BPF_STRUCT_OPS(soryu_dump, struct scx_dump_ctx *dctx)
 
 	scx_bpf_dump("soryu: vtime_now=%llu starve_ms=%llu slice_us=%llu\n",
 		     READ_ONCE(vtime_now), starve_ns / 1000000, slice_ns / 1000);
-	bpf_for(llc, 0, queue_llcs()) {
+	bpf_for(llc, 0, llc_count()) {
 		if (!(q = queues_of(llc)) || !(lc = bpf_map_lookup_elem(&llc_ctxs, &llc)))
 			continue;
 		scx_bpf_dump("soryu: llc %u lvl_bitmap=0x%llx starving=0x%llx levels_running 0x%llx\n",

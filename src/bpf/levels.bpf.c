@@ -13,7 +13,7 @@
  * The level queues of one LLC: DSQ LEVEL_DSQ(llc, lvl) for each level, and
  * the state that advertises, counts, and ages them. A task waits on the
  * queues of one LLC (queue_llc()); a CPU takes the best level queued in any
- * LLC, its own first on a tie and then the nearest (levels.bpf.c). Each
+ * LLC, its own first on a tie and then the nearest (scan_levels()). Each
  * field group sits on cache lines of its own: the bitmap is read by every
  * dispatch and, set-only, almost never written; the counts are written by
  * every enqueue and run in the LLC; the starvation stamps a few times per
@@ -66,14 +66,6 @@ static struct llc_queues *queues_of(u32 llc)
 	return bpf_map_lookup_elem(&queues, &llc);
 }
 
-/* The LLCs with queues: nr_llcs, as the daemon wrote it, in range. */
-static u32 queue_llcs(void)
-{
-	u32 n = nr_llcs;
-
-	return n >= 1 && n <= SORYU_MAX_LLCS ? n : 1;
-}
-
 /*
  * The LLC whose queues @p waits on: that of the CPU it last ran on, whose
  * cache it warmed, or of the first CPU it may use if that one is not (an
@@ -91,7 +83,7 @@ static u32 queue_llc(const struct task_struct *p)
 	if (cpu < 0 || cpu >= SORYU_MAX_CPUS)
 		return 0;
 	llc = LLC_OF(cpu);
-	return llc < queue_llcs() ? llc : 0;
+	return llc < llc_count() ? llc : 0;
 }
 
 /*
@@ -211,7 +203,7 @@ static bool probe_level(struct llc_queues *q, u32 llc, u32 lvl, struct soryu_sta
  */
 __verified_once bool take_level(u32 own, u32 lvl, u64 now, struct soryu_stats *st)
 {
-	u32 i, l, n = queue_llcs();
+	u32 i, l, n = llc_count();
 	struct llc_queues *q;
 
 	if (own >= n)
@@ -249,7 +241,7 @@ __verified_once bool scan_levels(u32 own, u32 limit, u64 now, struct soryu_stats
 	u32 i, lvl;
 	struct llc_queues *q;
 
-	bpf_for(i, 0, queue_llcs()) {
+	bpf_for(i, 0, llc_count()) {
 		if ((q = queues_of(i)))
 			any |= READ_ONCE(q->bitmap);
 	}
@@ -277,7 +269,7 @@ __verified_once bool queued_above(u32 lvl)
 	struct llc_queues *q;
 	u32 i, l;
 
-	bpf_for(i, 0, queue_llcs()) {
+	bpf_for(i, 0, llc_count()) {
 		if (!(q = queues_of(i)))
 			continue;
 		bpf_for(l, 0, SORYU_NR_LEVELS) {
@@ -304,7 +296,7 @@ __verified_once bool queued_above(u32 lvl)
  */
 __verified_once bool sweep_levels(u32 own, u32 limit, u64 now, struct soryu_stats *st)
 {
-	u32 i, l, lvl, n = queue_llcs();
+	u32 i, l, lvl, n = llc_count();
 	struct llc_queues *q;
 
 	if (own >= n)
@@ -345,7 +337,7 @@ static int repair_sweep(void *map, int *key, struct bpf_timer *timer)
 	u32 l, lvl;
 	u64 bm;
 
-	bpf_for(l, 0, queue_llcs()) {
+	bpf_for(l, 0, llc_count()) {
 		if (!(q = queues_of(l)))
 			continue;
 		bm = READ_ONCE(q->bitmap);
@@ -377,7 +369,7 @@ static s32 init_queues(u64 now)
 	u32 l, lvl;
 	s32 ret;
 
-	bpf_for(l, 0, queue_llcs()) {
+	bpf_for(l, 0, llc_count()) {
 		if (!(q = queues_of(l)))
 			return -ENOENT;
 		bpf_for(lvl, 0, SORYU_NR_LEVELS) {

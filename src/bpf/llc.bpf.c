@@ -43,6 +43,14 @@ static u32 masked(u32 i, u32 mask)
 #define LLC_FIRST(l)	llc_first[masked(l, 2 * SORYU_MAX_LLCS - 1)]
 #define NR_AT(lc, l)	(&(lc)->nr_at[masked(l, 63)])
 
+/* The LLCs: nr_llcs, as the daemon wrote it, in range. */
+static u32 llc_count(void)
+{
+	u32 n = nr_llcs;
+
+	return n >= 1 && n <= SORYU_MAX_LLCS ? n : 1;
+}
+
 struct llc_ctx {
 	/* bit l: nr_at[l] may be above 0 (exactly: see llc_move()) */
 	u64 running;
@@ -170,12 +178,10 @@ static u32 llc_worst(struct llc_ctx *lc, u32 lvl)
  */
 static s32 pick_llc(u32 lvl, s32 near, s32 skip)
 {
-	u32 i, l, w, worst = lvl, n = nr_llcs, first;
+	u32 i, l, w, worst = lvl, n = llc_count(), first;
 	s32 pick = -1;
 	struct llc_ctx *lc;
 
-	if (n < 1 || n > SORYU_MAX_LLCS)
-		n = 1;
 	first = near >= 0 && near < SORYU_MAX_CPUS ? LLC_OF(near) : 0;
 	bpf_for(i, 0, n) {
 		l = (first + i) % n;
