@@ -39,9 +39,7 @@ Environment: SORYU_BIN (the soryu binary), SORYU_KCONFIG (passed as
 (where bench/peers.sh installed peers), SORYU_SCX_SYSFS (tests only: read
 the sched_ext state there instead of /sys/kernel/sched_ext).
 """
-import bisect
 import ctypes
-import glob
 import json
 import os
 import shutil
@@ -50,6 +48,11 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from workloads import (COMPILE_SRC_GLOB, NCPU, ONE_JOB, PACKAGE, PIPE, WORKLOADS, Failed,  # noqa: E402
+                       background_cmd, build_times, compile_source, compile_tree, cyclictest_cmd,
+                       latency_figures, mean, parse_throughput, throughput_cmd)
 
 SYSFS = os.environ.get("SORYU_SCX_SYSFS", "/sys/kernel/sched_ext")
 
@@ -67,39 +70,10 @@ SORYU_CONFIGS = {
     # another build, default flags: the binary SORYU_BASE_BIN names
     "soryu-base": [],
 }
-# workload -> (what it is, the tools it needs besides cyclictest)
-WORKLOADS = {
-    "saturate": ("a CPU hog per CPU; the figure is the probe's latency", ["stress-ng"]),
-    "forkexec": ("stress-ng fork and exec; + their ops/s", ["stress-ng", "setpriv"]),
-    "hackbench": ("hackbench message passing; + mean job time", ["hackbench"]),
-    "hackbench-threads": ("hackbench with threads over pipes; + mean job time", ["hackbench"]),
-    "messaging": ("perf bench sched messaging; + mean job time", ["perf"]),
-    "pipe": ("perf bench sched pipe, a ping-pong; + mean round trip", ["perf"]),
-    "compile": ("make -j of a real C project (Lua 5.4, bench/source.sh), looped; + mean build time",
-                ["make", "cc"]),
-}
-PACKAGE = {"make": "make", "cc": "gcc", "setpriv": "util-linux", "cyclictest": "rt-tests", "hackbench": "rt-tests", "stress-ng": "stress-ng", "perf": "linux-perf"}
-# Job sizes of the looped workloads: each job is timed by the tool itself.
-HACKBENCH = ["hackbench", "-g", "4", "-l", "100"]
-HACKBENCH_THREADS = HACKBENCH + ["--threads", "--pipe"]
-MESSAGING = ["perf", "bench", "--format", "simple", "sched", "messaging", "-g", "4", "-l", "100"]
-PIPE_LOOPS = 20000
-PIPE = ["perf", "bench", "--format", "simple", "sched", "pipe", "-l", str(PIPE_LOOPS)]
-NCPU = os.cpu_count()
-# The compile: bench/source.sh's tarball, built with make -j(2 x CPUs), the
-# usual setting for a build that also waits on I/O.
-COMPILE_SRC_GLOB = "/var/cache/scx_soryu/src/lua5.4_*.orig.tar.gz"
-COMPILE_JOBS = 2 * NCPU
-# One build of the compile's tree (bench/profile-guest.py times it alone).
-COMPILE_MAKE = ["make", "-s", f"-j{COMPILE_JOBS}", "linux"]
 
 
 class Refused(Exception):
     """This machine cannot run the benchmark; nothing was started."""
-
-
-class Failed(Exception):
-    """The benchmark went wrong after it started."""
 
 
 class Interrupted(Exception):
@@ -162,7 +136,7 @@ def preflight(workload):
     for tool in ["cyclictest"] + WORKLOADS[workload][1]:
         if shutil.which(tool) is None:
             raise Refused(f"{tool} not found: install {PACKAGE[tool]} (workload {workload} needs it)")
-    if workload == "compile" and compile_source() is None:
+    if workload in ("compile", "build") and compile_source() is None:
         raise Refused(f"no source to compile ({os.environ.get('SORYU_COMPILE_SRC') or COMPILE_SRC_GLOB}): "
                       "run bench/source.sh (scripts/install-deps.sh does)")
     if "perf" in WORKLOADS[workload][1]:
@@ -348,150 +322,6 @@ def boot_config():
     subprocess.run(["cp", os.environ["SORYU_KCONFIG"], path], check=True)
 
 
-def compile_source():
-    """The tarball the compile workload builds, or None."""
-    path = os.environ.get("SORYU_COMPILE_SRC")
-    if path:
-        return path if os.path.isfile(path) else None
-    found = sorted(glob.glob(COMPILE_SRC_GLOB))
-    return found[-1] if found else None
-
-
-def compile_tree(workdir):
-    """A fresh copy of the source to build in, on the local disk (in the VM,
-    /tmp is the guest's own, not the shared results directory); its path."""
-    tree = os.path.join(workdir, "compile")
-    shutil.rmtree(tree, ignore_errors=True)
-    os.makedirs(tree)
-    src = compile_source()
-    p = subprocess.run(["tar", "-xf", src, "-C", tree, "--strip-components=1"], capture_output=True, text=True)
-    if p.returncode != 0:
-        why = (p.stderr.strip().splitlines() or [f"status {p.returncode}"])[-1]
-        raise Failed(f"cannot unpack the compile's source {src}: {why} (run bench/source.sh again)")
-    return tree
-
-
-def background_cmd(workload, outdir, workdir):
-    """The load that runs for the whole run, beside the probes."""
-    if workload == "saturate":
-        return ["stress-ng", "--cpu", str(NCPU), "--timeout", "0", "--temp-path", outdir]
-    if workload == "compile":
-        # Builds back to back, each a clean tree then make -j timed by bash
-        # ("Time: <wall s>"). A build takes longer than an interval in the
-        # VM, so the build runs across intervals, as a developer's does.
-        return ["bash", "-c", f"cd {workdir} && TIMEFORMAT='Time: %R' && while :; do "
-                f"make -s clean >/dev/null 2>&1; {{ time {' '.join(COMPILE_MAKE)} >/dev/null 2>&1; }} 2>&1 "
-                "|| exit 1; done"]
-    return None
-
-
-def build_times(path):
-    """The wall times of the builds the compile loop finished so far."""
-    try:
-        return [float(l.split()[1]) for l in open(path) if l.startswith("Time:")]
-    except OSError:
-        return []
-
-
-def loop(job, secs):
-    """A shell loop of fixed jobs for one interval, each timed by its tool."""
-    words = " ".join(job)
-    return ["bash", "-c", f"end=$((SECONDS + {secs})); while [ $SECONDS -lt $end ]; do {words} || exit 1; done"]
-
-
-def throughput_cmd(workload, secs):
-    """The workload's job for one interval (None: the background is the load)."""
-    if workload == "forkexec":
-        # stress-ng skips its exec stressor when run as root
-        nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
-        return nobody + ["stress-ng", "--fork", str(NCPU), "--exec", str(NCPU), "--timeout", f"{secs}s",
-                         "--temp-path", "/tmp", "--metrics-brief"]
-    if workload == "hackbench":
-        return loop(HACKBENCH, secs)
-    if workload == "hackbench-threads":
-        return loop(HACKBENCH_THREADS, secs)
-    if workload == "messaging":
-        return loop(MESSAGING, secs)
-    if workload == "pipe":
-        return loop(PIPE, secs)
-    return None
-
-
-def mean(xs):
-    return sum(xs) / len(xs) if xs else None
-
-
-def numbers(out):
-    """The lines of `perf bench --format simple` output that are one number."""
-    vals = []
-    for line in out.splitlines():
-        try:
-            vals.append(float(line.strip()))
-        except ValueError:
-            pass
-    return vals
-
-
-def parse_throughput(workload, out):
-    if workload == "forkexec":
-        ops = {}
-        for line in out.splitlines():
-            f = line.split()
-            # "stress-ng: metrc: [pid] fork  1234  5.00  ...  ops/s(real) ops/s(usr+sys)"
-            if len(f) >= 9 and f[1] == "metrc:" and f[3] in ("fork", "exec"):
-                ops[f[3]] = float(f[8])
-        return {f"ext_{k}_ops_per_s": v for k, v in ops.items()}
-    if workload in ("hackbench", "hackbench-threads"):
-        m = mean([float(l.split()[1]) for l in out.splitlines() if l.startswith("Time:")])
-        return {"ext_hackbench_s": m} if m is not None else {}
-    if workload == "messaging":
-        m = mean(numbers(out))
-        return {"ext_messaging_s": m} if m is not None else {}
-    if workload == "pipe":
-        m = mean(numbers(out))  # seconds per job of PIPE_LOOPS round trips
-        return {"ext_pipe_us_per_op": m * 1e6 / PIPE_LOOPS} if m is not None else {}
-    return {}
-
-
-def cyclictest_cmd(secs, path):
-    return ["cyclictest", "--policy=other", "-t", "1", "-i", "1000", "-D", str(secs),
-            "-h", "100000", "-q", "-m", f"--json={path}"]
-
-
-def latency_figures(path, bounds):
-    """p50/p99/max and the share above 1 ms of one cyclictest run (us),
-    null when it measured nothing."""
-    t = json.load(open(path))["thread"]["0"]
-    hist = sorted((int(k), v) for k, v in t["histogram"].items())
-    n = sum(v for _, v in hist)
-    over = t.get("num_overflows", 0) if isinstance(t.get("num_overflows"), int) else 0
-    total = n + over
-    if total == 0:
-        return {"ext_wake_p50_us": None, "ext_wake_p99_us": None, "ext_wake_max_us": None,
-                "ext_wake_over_1ms_pct": None, "hist": {"lat_interactive": [0] * len(bounds)}}
-
-    def q(p):
-        need, seen = p * total, 0
-        for us, c in hist:
-            seen += c
-            if seen >= need:
-                return us
-        return t["max"]
-    above = sum(c for us, c in hist if us >= 1000) + over
-    buckets = [0] * len(bounds)
-    for us, c in hist:
-        buckets[bisect.bisect_right(bounds, us * 1000) - 1] += c
-    buckets[-1] += over
-    return {
-        "ext_wake_p50_us": q(0.5),
-        "ext_wake_p99_us": q(0.99),
-        "ext_wake_max_us": t["max"],
-        "ext_wake_over_1ms_pct": 100.0 * above / total,
-        # cyclictest's wakeups filed in soryu's buckets, so `scx_soryu plot`
-        # draws every configuration's distribution the same way
-        "hist": {"lat_interactive": buckets},
-    }
-
 
 def possible_cpus():
     """How many CPUs the kernel can have (soryu's headers count the same)."""
@@ -535,7 +365,7 @@ def one_run(guard, where, config, rnd, order, workload, intervals, secs, outdir,
                 boot_config()
             ops = guard.start_scheduler(cmd, log)
         # the compile's tree, fresh for each run so every run builds alike
-        workdir = compile_tree(guard.workdir()) if workload == "compile" else None
+        workdir = compile_tree(guard.workdir()) if workload in ("compile", "build") else None
         bg_cmd = background_cmd(workload, outdir, workdir)
         builds_log, builds_seen = prefix + ".builds.log", 0
         with open(builds_log if workload == "compile" else os.devnull, "w") as bg_out:
@@ -552,21 +382,33 @@ def one_run(guard, where, config, rnd, order, workload, intervals, secs, outdir,
             out.write(json.dumps(header) + "\n")
             for i in range(intervals):
                 check_still(config, guard, ops)
-                tp_cmd = throughput_cmd(workload, secs)
+                tp_cmd = throughput_cmd(workload, secs, workdir)
                 job = guard.load(tp_cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) if tp_cmd else None
                 ctpath = os.path.join(outdir, "cyclictest.json")
-                ct = guard.load(cyclictest_cmd(secs, ctpath), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                one_job = workload in ONE_JOB
+                ct = guard.load(cyclictest_cmd(0 if one_job else secs, ctpath),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                text = None
+                if one_job:
+                    # the probe watches the job from start to end
+                    text = job.communicate()[0]
+                    ct.send_signal(signal.SIGINT)
+                    try:
+                        ct.wait(30)
+                    except subprocess.TimeoutExpired:
+                        raise Failed(f"{config}: cyclictest did not stop within 30 s of SIGINT in interval {i}")
                 ct.wait()
                 guard.end(ct)
                 if ct.returncode != 0:
                     raise Failed(f"{config}: cyclictest exited with status {ct.returncode} in interval {i}")
                 # No duration_s: every interval is cyclictest's fixed -D window
-                # (its wall time, start-up included, varies a lot in the VM,
-                # and compare would leave such pairs out).
+                # or one job (their wall times vary a lot in the VM, and
+                # compare would leave such pairs out).
                 rec = {"type": "interval", "index": i}
                 rec.update(latency_figures(ctpath, bounds))
                 if job is not None:
-                    text = job.communicate()[0]
+                    if text is None:
+                        text = job.communicate()[0]
                     guard.end(job)
                     figures = parse_throughput(workload, text)
                     if not figures:

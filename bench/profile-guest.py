@@ -31,7 +31,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from guest import COMPILE_MAKE, SYSFS, Failed, boot_config, compile_tree, scx_state as state  # noqa: E402  (bench/guest.py)
+from guest import SYSFS, boot_config, scx_state as state  # noqa: E402  (bench/guest.py)
+from workloads import COMPILE_MAKE, Failed, compile_tree  # noqa: E402  (bench/workloads.py)
 
 JOB_KIND = os.environ.get("SORYU_PROFILE_JOB", "hackbench")
 HACKBENCH = ["hackbench", "-g", "4", "-l", "50"]

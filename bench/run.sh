@@ -6,7 +6,7 @@
 # or on this machine with --host (a kernel with sched_ext, as root).
 #
 #   bench/run.sh [--host] [-w WORKLOAD] [-r ROUNDS] [-n INTERVALS] [-s SECS]
-#                [-o DIR] CONFIG...
+#                [-m PCT] [-o DIR] CONFIG...
 #
 #   --host     run here, not in the VM. Refuses (one line, nothing started)
 #              a kernel without sched_ext, a user who is not root, another
@@ -22,6 +22,9 @@
 #              pipe      (perf bench sched pipe; + mean round trip)
 #              compile   (make -j of Lua 5.4, bench/source.sh; + mean build
 #                         time; the probe is the interactive waker)
+#              build     (the same build, one per interval: an interval
+#                         lasts one clean build, -s is not used, and the
+#                         builds pair one to one; + its build time)
 #   CONFIG     eevdf (no sched_ext scheduler: the kernel's default),
 #              soryu, soryu-clear-bitmap, soryu-boost-on-wake, soryu-vtime,
 #              soryu-starve-1000 (--starve-ms 1000: a quieter starvation
@@ -30,6 +33,8 @@
 #              two builds side by side in one boot),
 #              or a peer: bpfland, lavd (bench/peers.sh, pinned)
 #   -r 2 rounds, -n 8 intervals per run, -s 5 seconds per interval.
+#   -m PCT     also test whether each configuration stays within PCT% of
+#              the first one (compare --margin: a one-sided sign test)
 #   -o DIR     results here (default target/bench/[host-]<workload>-<time>)
 #
 # Results: per-run JSON lines and logs, compare-<config>.md, plot.svg.
@@ -41,19 +46,20 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 export PATH="$PATH:${HOME:-/root}/.cargo/bin"
 
-usage() { sed -n '8,32s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '8,37s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 host=0 args=()
 for a in "$@"; do
   if [ "$a" = --host ]; then host=1; else args+=("$a"); fi
 done
 set -- ${args[@]+"${args[@]}"}
-workload=saturate rounds=2 intervals=8 secs=5 out=
-while getopts "w:r:n:s:o:h" o; do
+workload=saturate rounds=2 intervals=8 secs=5 out= margin=()
+while getopts "w:r:n:s:m:o:h" o; do
   case $o in
     w) workload=$OPTARG ;;
     r) rounds=$OPTARG ;;
     n) intervals=$OPTARG ;;
     s) secs=$OPTARG ;;
+    m) margin=(--margin "$OPTARG") ;;
     o) out=$OPTARG ;;
     *) usage ;;
   esac
@@ -63,6 +69,8 @@ for v in "$rounds" "$intervals" "$secs"; do
   [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "bench/run.sh: -r, -n and -s take a whole number of at least 1 (got '$v')" >&2; exit 2; }
 done
 [ $# -ge 2 ] || { echo "bench/run.sh: name at least two configurations (e.g. eevdf soryu)" >&2; exit 2; }
+[ ${#margin[@]} = 0 ] || awk -v m="${margin[1]}" 'BEGIN { exit !(m ~ /^[0-9]+(\.[0-9]+)?$/ && m > 0 && m < 100) }' ||
+  { echo "bench/run.sh: -m takes a percentage above 0 and below 100, e.g. -m 5 (got '${margin[1]}')" >&2; exit 2; }
 configs=("$@")
 if [ "$host" = 1 ]; then
   # the names, then the guard's refusals, before anything is built or started
@@ -87,7 +95,7 @@ done
 
 # the compile's source, fetched once (bench/source.sh says why not, in one line)
 src=
-[ "$workload" != compile ] || src=$(bench/source.sh) || exit 1
+case $workload in compile | build) src=$(bench/source.sh) || exit 1 ;; esac
 
 stamp=$workload-$(date +%Y%m%d-%H%M%S)
 if [ -z "$out" ]; then
@@ -124,9 +132,15 @@ run_child() {
   return "$rc"
 }
 
+# the VM's time limit: an interval of `build` is one build, which takes up
+# to a few minutes under the emulator
+per_interval=$((secs + 10))
+[ "$workload" != build ] || per_interval=600
 where=VM
 [ "$host" = 0 ] || where="this machine ($(uname -r), $(nproc) CPUs)"
-echo "bench: $workload on $where, ${rounds} rounds of ${configs[*]} (reversed every round), $intervals x ${secs}s each"
+each="$intervals x ${secs}s"
+[ "$workload" != build ] || each="$intervals builds"
+echo "bench: $workload on $where, ${rounds} rounds of ${configs[*]} (reversed every round), $each each"
 rc=0
 if [ "$host" = 1 ]; then
   SORYU_BIN=$bin SORYU_PEERS=$repo/target/peers \
@@ -135,7 +149,7 @@ if [ "$host" = 1 ]; then
 else
   name=bench-$stamp
   SORYU_BIN=$bin SORYU_PEERS=$repo/target/peers \
-    SORYU_VM_TIMEOUT=$((600 + rounds * ${#configs[@]} * intervals * (secs + 10))) \
+    SORYU_VM_TIMEOUT=$((600 + rounds * ${#configs[@]} * intervals * per_interval)) \
     run_child vm/run.sh --name "$name" bench/guest.sh "$workload" "$intervals" "$secs" "$rounds" "${configs[@]}" || rc=$?
   cp target/vm-results/"$name"/*.jsonl target/vm-results/"$name"/*.log "$out"/ 2>/dev/null || true
   [ "$rc" = 0 ] && [ -f target/vm-results/"$name"/bench.done ] ||
@@ -146,10 +160,10 @@ base=${configs[0]}
 for c in "${configs[@]:1}"; do
   args=()
   for r in $(seq "$rounds"); do args+=(-a "$out/$base-r$r.jsonl" -b "$out/$c-r$r.jsonl"); done
-  "$bin" compare --format markdown "${args[@]}" >"$out/compare-$c.md"
+  "$bin" compare --format markdown ${margin[@]+"${margin[@]}"} "${args[@]}" >"$out/compare-$c.md"
   echo
   echo "== A = $base, B = $c =="
-  "$bin" compare "${args[@]}"
+  "$bin" compare ${margin[@]+"${margin[@]}"} "${args[@]}"
 done
 files=()
 for c in "${configs[@]}"; do for r in $(seq "$rounds"); do files+=("$out/$c-r$r.jsonl"); done; done

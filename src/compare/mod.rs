@@ -12,7 +12,8 @@
 // when they carry the same index, after each run's first --warmup
 // intervals are dropped. For every figure the sign test counts which side
 // was better in each pair (ties dropped, unknown values skipped) and asks
-// how likely so lopsided a split would be if neither side were better.
+// how likely so lopsided a split would be if neither side were better;
+// with --margin it also asks whether B stays within that margin of A.
 
 pub mod read;
 pub mod render;
@@ -25,7 +26,7 @@ use anyhow::{bail, Result};
 
 use read::{is_figure, load_side};
 pub use read::{load, Config, Run};
-use signtest::{tally, Tally};
+use signtest::{margin_test, tally, Tally};
 
 use crate::record::{fig, Figure, IntervalRecord};
 use crate::stats::Metrics;
@@ -109,6 +110,11 @@ pub struct CompareArgs {
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(2..))]
     pub block: Option<u64>,
 
+    /// Also test whether B is worse than A by at most PCT percent per pair (a
+    /// one-sided non-inferiority sign test), e.g. --margin 5: "B within 5% of A"
+    #[arg(long, value_name = "PCT", value_parser = parse_margin)]
+    pub margin: Option<f64>,
+
     /// Compare runs that differ in --report-sec, --no-hist, kernel or CPU count,
     /// printing the differences as notes instead of refusing
     #[arg(long)]
@@ -117,6 +123,16 @@ pub struct CompareArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+/// --margin: a percentage above 0 and below 100.
+fn parse_margin(s: &str) -> std::result::Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(p) if p > 0.0 && p < 100.0 => Ok(p),
+        _ => Err(format!(
+            "'{s}' is not a percentage between 0 and 100 (e.g. --margin 5)"
+        )),
+    }
 }
 
 /// Lower is better, except external rates and counts of work done.
@@ -324,6 +340,8 @@ pub struct Comparison {
     pub b: Vec<Run>,
     pub warmup: usize,
     pub block: Option<usize>,
+    /// --margin, in percent.
+    pub margin: Option<f64>,
     pub pairs_per_round: Vec<usize>,
     /// Per round, pairs not made because their lengths differ too much.
     pub dropped_per_round: Vec<usize>,
@@ -402,7 +420,7 @@ pub fn compare(a: Vec<Run>, b: Vec<Run>, args: &CompareArgs) -> Result<Compariso
         if misses.iter().all(Option::is_some) {
             continue;
         }
-        figures.push(figure_result(&name, &rounds, &misses, block));
+        figures.push(figure_result(&name, &rounds, &misses, block, args.margin));
     }
     if figures.is_empty() {
         bail!("no figure to compare is on both sides ({}): check the files, or choose others with --figure", notes.join("; "));
@@ -412,6 +430,7 @@ pub fn compare(a: Vec<Run>, b: Vec<Run>, args: &CompareArgs) -> Result<Compariso
         b,
         warmup: args.warmup,
         block,
+        margin: args.margin,
         pairs_per_round,
         dropped_per_round,
         figures,
@@ -425,8 +444,14 @@ fn figure_result(
     rounds: &[Round],
     misses: &[Option<&str>],
     block: Option<usize>,
+    margin: Option<f64>,
 ) -> FigureResult {
     let higher_better = higher_is_better(name);
+    let with_margin = |mut t: Tally, pairs: &[Vec<(f64, f64)>]| {
+        let all: Vec<(f64, f64)> = pairs.iter().flatten().copied().collect();
+        t.margin = margin.map(|pct| margin_test(&all, higher_better, pct / 100.0));
+        t
+    };
     let (mut pooled, mut pooled_skipped) = (Vec::new(), 0);
     let mut per_round = Vec::new();
     for (round, miss) in rounds.iter().zip(misses) {
@@ -435,11 +460,10 @@ fn figure_result(
             continue;
         }
         let (v, skipped) = values(round, name);
-        per_round.push(Some(tally(
-            std::slice::from_ref(&v),
-            higher_better,
-            skipped,
-            block,
+        let one = std::slice::from_ref(&v);
+        per_round.push(Some(with_margin(
+            tally(one, higher_better, skipped, block),
+            one,
         )));
         pooled.push(v);
         pooled_skipped += skipped;
@@ -449,7 +473,10 @@ fn figure_result(
         higher_better,
         per_second: per_second(name),
         rounds: per_round,
-        pooled: tally(&pooled, higher_better, pooled_skipped, block),
+        pooled: with_margin(
+            tally(&pooled, higher_better, pooled_skipped, block),
+            &pooled,
+        ),
     }
 }
 

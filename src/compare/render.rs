@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use super::signtest::{pairs_needed, BlockTest, Tally, ALPHA};
+use super::signtest::{one_sided_p, pairs_needed, BlockTest, MarginTest, Tally, ALPHA};
 use super::{Comparison, FigureResult, Run, MAX_DURATION_RATIO};
 
 /// Marks a p that cannot be below ALPHA with this few untied pairs.
@@ -46,6 +46,9 @@ fn columns(c: &Comparison) -> Vec<&'static str> {
     if c.block.is_some() {
         cols.extend(["blocks A:B", "block p"]);
     }
+    if c.margin.is_some() {
+        cols.extend(["B within margin", "margin p"]);
+    }
     cols
 }
 
@@ -57,7 +60,7 @@ fn figure_label(f: &FigureResult) -> String {
     }
 }
 
-fn row(figure: &str, round: &str, t: &Tally, block: bool) -> Vec<String> {
+fn row(figure: &str, round: &str, t: &Tally, block: bool, margin: bool) -> Vec<String> {
     let mut p = fmt_p(t.p);
     if t.unreachable() {
         p += UNREACHABLE;
@@ -87,7 +90,27 @@ fn row(figure: &str, round: &str, t: &Tally, block: bool) -> Vec<String> {
             None => r.extend(["-".to_string(), "-".to_string()]),
         }
     }
+    if margin {
+        match &t.margin {
+            Some(m) => r.extend([
+                format!("{} of {}", m.within, m.within + m.beyond),
+                fmt_p(m.p)
+                    + if margin_unreachable(m) {
+                        UNREACHABLE
+                    } else {
+                        ""
+                    },
+            ]),
+            None => r.extend(["-".to_string(), "-".to_string()]),
+        }
+    }
     r
+}
+
+/// A one-sided p reaches below ALPHA with one pair fewer than a two-sided
+/// one; this many untied pairs cannot get there.
+fn margin_unreachable(m: &MarginTest) -> bool {
+    one_sided_p(0, (m.within + m.beyond) as u64) >= ALPHA
 }
 
 fn min_p_blocks(b: &BlockTest) -> bool {
@@ -96,17 +119,17 @@ fn min_p_blocks(b: &BlockTest) -> bool {
 
 /// Per-round rows, then the pooled row when there is more than one round.
 fn rows(c: &Comparison) -> Vec<Vec<String>> {
-    let block = c.block.is_some();
+    let (block, margin) = (c.block.is_some(), c.margin.is_some());
     let mut out = Vec::new();
     for f in &c.figures {
         let label = figure_label(f);
         for (i, t) in f.rounds.iter().enumerate() {
             if let Some(t) = t {
-                out.push(row(&label, &(i + 1).to_string(), t, block));
+                out.push(row(&label, &(i + 1).to_string(), t, block, margin));
             }
         }
         if f.rounds.len() > 1 {
-            out.push(row(&label, "pooled", &f.pooled, block));
+            out.push(row(&label, "pooled", &f.pooled, block, margin));
         }
     }
     out
@@ -182,6 +205,12 @@ fn footnotes(c: &Comparison) -> Vec<String> {
             } else {
                 "; check it with --block K"
             }
+        ));
+    }
+    if let Some(pct) = c.margin {
+        lines.push(format!(
+            "B within margin: the pairs in which B was worse than A by less than {pct}% (lower-is-better: B < A x {f:.4}; higher-is-better: B x {f:.4} > A), of the pairs not on the margin exactly; margin p: one-sided sign test of the hypothesis that B is worse by {pct}% or more, so p < {ALPHA} says B is within {pct}% of A",
+            f = 1.0 + pct / 100.0
         ));
     }
     lines.push("Intervals are not independent samples: neighbouring intervals share drift, bursts and queued work, and the sign test assumes independent pairs, so its p is optimistic when they are correlated. lag-1 r: autocorrelation of the ranked A-B differences between consecutive pairs of a round (near 0 when independent). --block K sign-tests blocks of K consecutive pairs instead.".to_string());
@@ -281,6 +310,15 @@ fn tally_json(t: &Tally) -> Value {
         "lag1_r": t.lag1,
         "lag1_high": t.lag1_high(),
     });
+    if let Some(m) = &t.margin {
+        v["margin"] = json!({
+            "margin_pct": m.margin * 100.0,
+            "b_within": m.within,
+            "b_beyond": m.beyond,
+            "ties": m.ties,
+            "one_sided_p": m.p,
+        });
+    }
     if let Some(b) = &t.block {
         v["block"] = json!({
             "k": b.k,
@@ -327,6 +365,7 @@ pub fn json(c: &Comparison) -> Value {
         "sign_test": "exact two-sided binomial, ties dropped, unknown values skipped",
         "alpha": ALPHA,
         "block": c.block,
+        "margin_pct": c.margin,
         "figures": figures,
         "mismatches": c.mismatches,
         "notes": c.notes,

@@ -36,6 +36,60 @@ pub fn sign_test_p(a: u64, b: u64) -> f64 {
     ln_p.exp().min(1.0)
 }
 
+/// Exact one-sided sign test: P(X <= k) for X ~ Binomial(n, 1/2), the
+/// chance of `k` or fewer pairs going one way when each goes either way
+/// with even odds.
+pub fn one_sided_p(k: u64, n: u64) -> f64 {
+    if k >= n {
+        return 1.0;
+    }
+    (ln_binomial_head(n, k) - std::f64::consts::LN_2 * n as f64)
+        .exp()
+        .min(1.0)
+}
+
+/// A non-inferiority sign test: is B worse than A by a factor of at most
+/// 1 + margin? A pair is within when B beats A made worse by the margin
+/// (lower-is-better: b < a (1 + m); higher-is-better: b (1 + m) > a),
+/// beyond when it loses to it, a tie when equal. Under the hypothesis to
+/// reject, that B is worse by the margin or more (the median of B/A, or of
+/// A/B for higher-is-better, at least 1 + m), a pair is within with odds
+/// of at most one half, so p = P(X >= within) = P(X <= beyond).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarginTest {
+    /// The margin as a fraction (0.05 for 5%).
+    pub margin: f64,
+    pub within: usize,
+    pub beyond: usize,
+    pub ties: usize,
+    pub p: f64,
+}
+
+pub fn margin_test(pairs: &[(f64, f64)], higher_better: bool, margin: f64) -> MarginTest {
+    let worse = 1.0 + margin;
+    let (mut within, mut beyond) = (0, 0);
+    for &(a, b) in pairs {
+        // A made worse by the margin, against B: vote() says which is better
+        let (shifted_a, b) = if higher_better {
+            (a, b * worse)
+        } else {
+            (a * worse, b)
+        };
+        match vote(shifted_a, b, higher_better) {
+            -1 => within += 1,
+            1 => beyond += 1,
+            _ => {}
+        }
+    }
+    MarginTest {
+        margin,
+        within,
+        beyond,
+        ties: pairs.len() - within - beyond,
+        p: one_sided_p(beyond as u64, (within + beyond) as u64),
+    }
+}
+
 /// The smallest p any split of `n` untied pairs can give: 2 / 2^n.
 pub fn min_p(n: u64) -> f64 {
     sign_test_p(0, n)
@@ -190,6 +244,8 @@ pub struct Tally {
     pub median_ratio: Option<f64>,
     pub lag1: Option<f64>,
     pub block: Option<BlockTest>,
+    /// With --margin: whether B is within the margin of A.
+    pub margin: Option<MarginTest>,
 }
 
 impl Tally {
@@ -245,6 +301,7 @@ pub fn tally(
         median_ratio: median_ratio(&pairs),
         lag1: lag1(&diffs),
         block: block.map(|k| block_test(&votes, k)),
+        margin: None,
     }
 }
 
@@ -378,5 +435,37 @@ mod tests {
         let b = block_test(&[vec![1; 6], vec![1; 6]], 3);
         assert_eq!((b.blocks, b.a_better), (4, 4));
         assert!(close(b.p, 0.125));
+    }
+
+    #[test]
+    fn one_sided_p_is_the_binomial_tail() {
+        // P(X <= k), X ~ Binomial(n, 1/2): 1/1024, 11/1024, 56/1024
+        assert!(close(one_sided_p(0, 10), 1.0 / 1024.0));
+        assert!(close(one_sided_p(1, 10), 11.0 / 1024.0));
+        assert!(close(one_sided_p(2, 10), 56.0 / 1024.0));
+        assert_eq!(one_sided_p(0, 0), 1.0);
+        assert_eq!(one_sided_p(10, 10), 1.0);
+        // half the two-sided p when the split is lopsided
+        assert!(close(one_sided_p(1, 10), sign_test_p(1, 9) / 2.0));
+    }
+
+    #[test]
+    fn margin_test_counts_against_a_made_worse() {
+        // lower is better: B 3% slower than A in every pair is within 5%
+        let pairs: Vec<(f64, f64)> = (1..=8).map(|i| (i as f64, i as f64 * 1.03)).collect();
+        let m = margin_test(&pairs, false, 0.05);
+        assert_eq!((m.within, m.beyond, m.ties), (8, 0, 0));
+        assert!(close(m.p, 1.0 / 256.0));
+        // ... and beyond 2%
+        let m = margin_test(&pairs, false, 0.02);
+        assert_eq!((m.within, m.beyond), (0, 8));
+        assert_eq!(m.p, 1.0);
+        // higher is better: B 3% below A is within 5%, 10% below is not
+        let m = margin_test(&[(100.0, 97.0), (100.0, 90.0)], true, 0.05);
+        assert_eq!((m.within, m.beyond), (1, 1));
+        // exactly on the margin: a tie, left out of the test
+        let m = margin_test(&[(100.0, 105.0), (100.0, 101.0)], false, 0.05);
+        assert_eq!((m.within, m.beyond, m.ties), (1, 0, 1));
+        assert!(close(m.p, 0.5));
     }
 }

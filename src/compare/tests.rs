@@ -593,3 +593,58 @@ fn round_trip_through_the_daemons_writer() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(svg.contains("vtime=false") && svg.contains("vtime=true"));
 }
+
+#[test]
+fn margin_tests_whether_b_stays_within_it() {
+    // B 3% above A (worse: lower is better) in each of 2 x 6 pairs
+    let a_vals = [9.0, 10.0, 11.0, 12.0, 10.0, 9.5, 10.5];
+    let b_vals: Vec<f64> = a_vals.iter().map(|v| v * 1.03).collect();
+    let a = || run_of("a", "{}", &pts(&a_vals));
+    let b = || run_of("b", r#"{"x":1}"#, &pts(&b_vals));
+    let c = compare(
+        vec![a(), a()],
+        vec![b(), b()],
+        &parse_args(&["--figure", "int_over_1ms_pct", "--margin", "5"]),
+    )
+    .unwrap();
+    let f = &c.figures[0];
+    // A is better in every pair, yet B is within 5% in every pair:
+    // one-sided p = 1/2^12
+    assert_eq!(f.pooled.a_better, 12);
+    let m = f.pooled.margin.as_ref().unwrap();
+    assert_eq!((m.within, m.beyond), (12, 0));
+    assert!(close(m.p, 1.0 / 4096.0));
+    let text = render::text(&c);
+    assert!(
+        text.contains("B within margin") && text.contains("12 of 12"),
+        "{text}"
+    );
+    let v = render::json(&c);
+    assert_eq!(v["margin_pct"], 5.0);
+    assert_eq!(v["figures"][0]["pooled"]["margin"]["b_within"], 12);
+    // within 2% it is not: every pair beyond, p = 1
+    let c = compare(
+        vec![a(), a()],
+        vec![b(), b()],
+        &parse_args(&["--figure", "int_over_1ms_pct", "--margin", "2%"]),
+    )
+    .unwrap();
+    let m = c.figures[0].pooled.margin.as_ref().unwrap();
+    assert_eq!((m.within, m.beyond, m.p), (0, 12, 1.0));
+    // without --margin, no column and no test
+    let c = compare(vec![a()], vec![b()], &args()).unwrap();
+    assert!(c.figures[0].pooled.margin.is_none());
+    assert!(!render::text(&c).contains("B within margin"));
+}
+
+#[test]
+fn margin_refuses_what_is_not_a_percentage() {
+    for bad in ["0", "-5", "100", "five", "nan"] {
+        let flag = format!("--margin={bad}");
+        let e = Cli::try_parse_from(["compare", flag.as_str()])
+            .err()
+            .unwrap_or_else(|| panic!("--margin {bad} accepted"))
+            .to_string();
+        assert!(e.contains("is not a percentage between 0 and 100"), "{e}");
+    }
+}

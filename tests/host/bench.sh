@@ -219,6 +219,24 @@ if [ "$(id -u)" = 0 ]; then
   check "compile run: its build tree removed" test -z "$(find /tmp -maxdepth 1 -name 'soryu-bench-*' -newer "$tmp/compile.log" 2>/dev/null)"
   left_running "compile run"
 
+  # 5c. the build workload: one clean build per interval, the probe
+  # stopped when the build ends; every interval carries its own build time
+  # and the probe's figures from the whole build
+  rc=0
+  bench --host -w build -o "$tmp/build" -r 2 -n 4 -m 5 soryu eevdf >"$tmp/build.log" 2>&1 || rc=$?
+  check "build run: status $rc: $(tail -n 3 "$tmp/build.log" | tr '\n' '|')" \
+    grep -q "^bench: results in $tmp/build " "$tmp/build.log"
+  check "build run: compare tested the 5% margin" grep -q "B within margin" "$tmp/build/compare-eevdf.md"
+  for c in soryu-r1 soryu-r2 eevdf-r1 eevdf-r2; do
+    # cyclictest wakes every 1 ms: a probe that ran through a build of
+    # t seconds counts about 1000 t wakeups, at least half of them here
+    v=$(jq -s -c '[.[] | select(.type == "interval")
+           | select(.ext_compile_s > 0 and (.hist.lat_interactive | add) >= 500 * .ext_compile_s)] | length' \
+      "$tmp/build/$c.jsonl" 2>/dev/null || echo 0)
+    check "build run, $c: 4 intervals, each one build with the probe through it ($v)" test "$v" = 4
+  done
+  left_running "build run"
+
   # 6, 7. stopped by SIGTERM (to run.sh alone, as systemd or timeout send
   # it) and by Ctrl-C (SIGINT to the process group, as a terminal sends it)
   measuring_stub() { [ "$(cat "$sys/state")" = enabled ] && [ -s "$tmp/$1/soryu-r1.jsonl" ]; }
