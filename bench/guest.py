@@ -16,8 +16,10 @@ measured exactly like soryu:
   SCHED_OTHER measurement thread waking every millisecond, its histogram
   read after each interval;
 - throughput: stress-ng's bogo ops per second (fork, exec), the mean time
-  of fixed hackbench (rt-tests) or `perf bench sched messaging` jobs, or
-  the mean round trip of `perf bench sched pipe` (Debian's linux-perf).
+  of fixed hackbench (rt-tests) or `perf bench sched messaging` jobs, the
+  mean round trip of `perf bench sched pipe` (Debian's linux-perf), or the
+  wall time of a build (bash's `time`). What each workload runs and how
+  its output is read is bench/workloads.py.
 
 Each run becomes OUTDIR/<config>-r<round>.jsonl in the shape of soryu's
 --report-json (src/record.rs: a header, then one interval record per
