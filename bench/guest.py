@@ -412,6 +412,10 @@ def one_run(guard, where, config, rnd, order, workload, intervals, secs, outdir,
                     if text is None:
                         text = job.communicate()[0]
                     guard.end(job)
+                    if workload in ONE_JOB and job.returncode != 0:
+                        # bash's `time` reports a failed build's time too
+                        raise Failed(f"{config}: the build failed in interval {i} (make exited with status "
+                                     f"{job.returncode}); build {compile_source()} by hand (make linux) to see why")
                     figures = parse_throughput(workload, text)
                     if not figures:
                         last = (text.strip().splitlines() or ["no output"])[-1]

@@ -237,6 +237,19 @@ if [ "$(id -u)" = 0 ]; then
   done
   left_running "build run"
 
+  # 5d. a build that fails (bash's `time` still prints a time for it):
+  # the run stops and says so, and no build time is filed
+  mkdir -p "$tmp/badsrc/lua-9.9" "$tmp/badcache"
+  printf 'linux:\n\t@echo broken on purpose >&2; exit 2\nclean:\n\t@:\n' >"$tmp/badsrc/lua-9.9/Makefile"
+  tar -czf "$tmp/badcache/lua5.4_9.9.orig.tar.gz" -C "$tmp/badsrc" lua-9.9
+  rc=0
+  SORYU_SRC_CACHE=$tmp/badcache bench --host -w build -o "$tmp/badbuild" -r 1 -n 2 soryu eevdf >"$tmp/badbuild.log" 2>&1 || rc=$?
+  check "a failing build stops the run, status $rc: $(grep -m1 '^bench: soryu' "$tmp/badbuild.log")" \
+    grep -q "^bench: soryu: the build failed in interval 0 (make exited with status 2)" "$tmp/badbuild.log"
+  n=$(jq -s '[.[] | select(.ext_compile_s != null)] | length' "$tmp/badbuild/soryu-r1.jsonl" 2>/dev/null || echo missing)
+  check "a failing build: no build time filed ($n)" test "$n" = 0
+  left_running "failing build"
+
   # 6, 7. stopped by SIGTERM (to run.sh alone, as systemd or timeout send
   # it) and by Ctrl-C (SIGINT to the process group, as a terminal sends it)
   measuring_stub() { [ "$(cat "$sys/state")" = enabled ] && [ -s "$tmp/$1/soryu-r1.jsonl" ]; }
