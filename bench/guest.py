@@ -387,6 +387,9 @@ def one_run(guard, where, config, rnd, order, workload, intervals, secs, outdir,
                 tp_cmd = throughput_cmd(workload, secs, workdir)
                 job = guard.load(tp_cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) if tp_cmd else None
                 ctpath = os.path.join(outdir, "cyclictest.json")
+                # never read the interval before's figures as this one's
+                if os.path.exists(ctpath):
+                    os.remove(ctpath)
                 one_job = workload in ONE_JOB
                 ct = guard.load(cyclictest_cmd(0 if one_job else secs, ctpath),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -394,6 +397,12 @@ def one_run(guard, where, config, rnd, order, workload, intervals, secs, outdir,
                 if one_job:
                     # the probe watches the job from start to end
                     text = job.communicate()[0]
+                    if job.returncode != 0:
+                        # before the probe's status: a build that fails at
+                        # once can stop it before its SIGINT handler is set.
+                        # And bash's `time` reports a failed build's time too.
+                        raise Failed(f"{config}: the build failed in interval {i} (make exited with status "
+                                     f"{job.returncode}); build {compile_source()} by hand (make linux) to see why")
                     ct.send_signal(signal.SIGINT)
                     try:
                         ct.wait(30)
@@ -412,10 +421,6 @@ def one_run(guard, where, config, rnd, order, workload, intervals, secs, outdir,
                     if text is None:
                         text = job.communicate()[0]
                     guard.end(job)
-                    if workload in ONE_JOB and job.returncode != 0:
-                        # bash's `time` reports a failed build's time too
-                        raise Failed(f"{config}: the build failed in interval {i} (make exited with status "
-                                     f"{job.returncode}); build {compile_source()} by hand (make linux) to see why")
                     figures = parse_throughput(workload, text)
                     if not figures:
                         last = (text.strip().splitlines() or ["no output"])[-1]

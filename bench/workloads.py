@@ -176,7 +176,12 @@ def cyclictest_cmd(secs, path):
 def latency_figures(path, bounds):
     """p50/p99/max and the share above 1 ms of one cyclictest run (us),
     null when it measured nothing."""
-    t = json.load(open(path))["thread"]["0"]
+    try:
+        with open(path) as f:
+            t = json.load(f)["thread"]["0"]
+    except (OSError, ValueError, KeyError) as e:
+        raise Failed(f"cyclictest left no results to read in {path} ({e}): "
+                     "stopped before it measured, or a cyclictest without --json")
     hist = sorted((int(k), v) for k, v in t["histogram"].items())
     n = sum(v for _, v in hist)
     over = t.get("num_overflows", 0) if isinstance(t.get("num_overflows"), int) else 0
