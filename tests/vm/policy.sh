@@ -290,13 +290,15 @@ c_gran() {
   local r=1.5
   [ "$1" = default ] || r=1.25
   check "the granularity batched messages (switches per message, against none)" "g <= z / r" g="$g" z="$z" r="$r"
-  # With all knobs on, hackbench under the default granularity hardly
-  # queues (121 enqueues and 2 deferred kicks in its 80,000 messages, once;
-  # 0 deferred in a CI run): the count proves nothing there, the batching
-  # check above does.
-  if [ "$1" = default ]; then
-    check "kicks waited for the granularity" "d > 0" d="$d0"
-  fi
+  # How many kicks waited is traced, not checked: since a sync wakeup
+  # goes onto its waker's CPU when no CPU is idle (sync_local), few of
+  # hackbench's wakeups kick through the granularity at all. With all
+  # knobs on, 2 deferred kicks in 80,000 messages once, 0 in a CI run;
+  # with the default knobs a clean-clone CI run counted 0 too, while the
+  # batching check above passed (0.1153 switches per message against
+  # 1.1153). The batching is what the granularity is for, and that check
+  # fails without it.
+  trace "deferred kicks with the granularity: $d0"
   check "--wakeup-gran-us 0 deferred no kick" "d1 == d0" d0="$d0" d1="$d1"
 }
 
