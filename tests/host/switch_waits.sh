@@ -5,7 +5,9 @@
 # shorter stint joins two waits; a long stint (the host stalling a virtual
 # CPU under the probe) keeps them apart; a sleep starts no wait; waits
 # cross CPUs; only waits that start in a window count, when one is
-# given; a trace that lost events is refused with one line.
+# given; a trace that lost events is refused with one line. And
+# tests/vm/tick_gaps.py, the platform's lateness in a case's window: the
+# largest gap between one CPU's ticks, less a tick, idle gaps left out.
 #
 #   tests/host/switch_waits.sh
 #
@@ -89,5 +91,47 @@ check "a trace that lost events: one line saying so" \
 rc=0
 python3 tests/vm/switch_waits.py >/dev/null 2>&1 || rc=$?
 check "no arguments: exit 2" test "$rc" = 2
+
+# tests/vm/tick_gaps.py, the platform's lateness in a window from the tick
+# (HZ 250: a tick every 4 ms). tk TS CPU: a tick; ci TS CPU STATE: cpu_idle.
+tk() {
+  printf '  stress-ng-cpu-1     [%03d] d.h.. %12s: hrtimer_expire_entry: hrtimer=00000000296533d6 function=tick_nohz_handler now=1\n' "$2" "$1"
+}
+hk() {
+  printf '  stress-ng-cpu-1     [%03d] d.h.. %12s: hrtimer_expire_entry: hrtimer=00000000fa1509d5 function=hrtick now=1\n' "$2" "$1"
+}
+ci() {
+  printf '          <idle>-0       [%03d] d..1. %12s: cpu_idle: state=%s cpu_id=%s\n' "$2" "$1" "$3" "$2"
+}
+# CPU 0 ticks every 4 ms, then one tick 104 ms late (a stalled virtual
+# CPU: 100 ms of lateness) ending at 5.120; CPU 1 ticks every 4 ms, goes
+# idle for 300 ms (its tick stopped: idle, not lateness) and another
+# timer fires in the gap; CPU 2 is late by 200 ms after 6.0.
+{
+  echo "# tracer: nop"
+  tk 5.000000 0; tk 5.004000 0; tk 5.008000 0; tk 5.012000 0; tk 5.016000 0; tk 5.120000 0; tk 5.124000 0
+  tk 5.000000 1; tk 5.004000 1; ci 5.005000 1 1; hk 5.100000 1; ci 5.304000 1 4294967295; tk 5.306000 1; tk 5.310000 1
+  tk 6.000000 2; tk 6.204000 2
+} >"$tmp/ticks"
+tick_field() { jq -r ".$1" <<<"$out"; }
+out=$(python3 tests/vm/tick_gaps.py "$tmp/ticks" 250 4.9 5.5)
+check "a tick 104 ms after the last is 100 ms late (late_ms $(tick_field late_ms))" test "$(tick_field late_ms)" = 100
+check "on the CPU and at the time it came (cpu $(tick_field cpu), at $(tick_field at_s))" \
+  test "$(tick_field cpu):$(tick_field at_s)" = 0:5.12
+check "a gap with the CPU idle in it is not lateness, nor is another timer a tick" \
+  bash -c 'python3 tests/vm/tick_gaps.py "$1" 250 5.2 5.5 | jq -e ".late_ms == 0" >/dev/null' _ "$tmp/ticks"
+check "a gap outside the window does not count" \
+  bash -c 'python3 tests/vm/tick_gaps.py "$1" 250 4.9 5.5 | jq -e ".late_ms < 200" >/dev/null' _ "$tmp/ticks"
+check "a gap overlapping the window's end counts" \
+  bash -c 'python3 tests/vm/tick_gaps.py "$1" 250 5.9 6.1 | jq -e ".late_ms == 200" >/dev/null' _ "$tmp/ticks"
+rc=0
+python3 tests/vm/tick_gaps.py "$tmp/ticks" 250 7 8 >/dev/null 2>"$tmp/none.err" || rc=$?
+check "no tick in the window: exit 1, one line" \
+  bash -c '[ "$1" = 1 ] && [ "$(wc -l <"$2")" = 1 ] && grep -q "no scheduler tick" "$2"' _ "$rc" "$tmp/none.err"
+echo "CPU:1 [LOST 3 EVENTS]" >>"$tmp/ticks"
+rc=0
+python3 tests/vm/tick_gaps.py "$tmp/ticks" 250 4.9 5.5 >/dev/null 2>"$tmp/lost.err" || rc=$?
+check "a tick trace that lost events: exit 1, one line" \
+  bash -c '[ "$1" = 1 ] && [ "$(wc -l <"$2")" = 1 ] && grep -q "lost events" "$2"' _ "$rc" "$tmp/lost.err"
 
 checks_done

@@ -1,20 +1,28 @@
 #!/usr/bin/env python3
 """The starvation matrix's verdicts on one case, in one process.
 
-    starve_judge.py DIR CASE SHORT_US STARVE_MS SLICE_US HZ LATE_MS
+    starve_judge.py DIR CASE SHORT_US STARVE_MS SLICE_US HZ LATE_MS CAP_MS
 
 Reads DIR/CASE.expect (one probe a line: LABEL K N PID), each probe's JSON
 line (DIR/CASE.probe.LABEL) and the kernel's switch trace of the probes
-(DIR/CASE.switches, see switch_waits.py). Writes DIR/starve-CASE.json: each
-probe's line with the trace's waits (max_wait_ms; the probe's own figure
-kept as probe_max_wait_ms), k, n and its bound. Prints one verdict a line,
-tab-separated, for starve.sh to trace: "ok<TAB>WHAT (VARS)" or
-"fail<TAB>WHAT", then "total<TAB>CPU_S", the probes' CPU time summed.
+(DIR/CASE.switches, see switch_waits.py, with the scheduler tick and the
+CPUs' idle periods in it, see tick_gaps.py). Writes DIR/starve-CASE.json:
+each probe's line with the trace's waits (max_wait_ms; the probe's own
+figure kept as probe_max_wait_ms), k, n, the lateness taken and its bound.
+Prints one verdict a line, tab-separated, for starve.sh to trace:
+"ok<TAB>WHAT (VARS)" or "fail<TAB>WHAT", then "total<TAB>CPU_S", the
+probes' CPU time summed.
 
 The bound of docs/design.md ("The starvation bound"), for k tasks that may
 starve together on n CPUs, plus the platform's lateness L:
 
     9/4 starve_ms + (ceil(k / n) + 2) x (slice + 1 tick) + L
+
+L is the larger of LATE_MS (the SCHED_FIFO sleepers' figure, measured under
+the default scheduler before the cases) and the lateness of the tick in
+the probes' own window (tick_gaps.py): the host can stop a virtual CPU for
+100 ms in the middle of a run as well as at its start. A window whose tick
+was late by more than CAP_MS is too noisy to judge, and fails so.
 
 One process instead of a dozen jq and awk calls per probe: under
 emulation each of those took about half a second, six seconds a probe.
@@ -25,6 +33,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from switch_waits import waits  # noqa: E402
+from tick_gaps import lateness  # noqa: E402
 
 
 def bound_ms(k, n, starve_ms, slice_us, hz, late_ms):
@@ -38,11 +47,11 @@ def num(v):
 
 
 def main():
-    if len(sys.argv) != 8:
-        print("fail\tusage: starve_judge.py DIR CASE SHORT_US STARVE_MS SLICE_US HZ LATE_MS")
+    if len(sys.argv) != 9:
+        print("fail\tusage: starve_judge.py DIR CASE SHORT_US STARVE_MS SLICE_US HZ LATE_MS CAP_MS")
         return 2
     d, case = sys.argv[1], sys.argv[2]
-    short_us, starve_ms, slice_us, hz, late_ms = map(float, sys.argv[3:8])
+    short_us, starve_ms, slice_us, hz, late_before_ms, cap_ms = map(float, sys.argv[3:9])
     probes = []
     with open(f"{d}/{case}.expect") as f:
         for line in f:
@@ -59,12 +68,32 @@ def main():
     windows = {pid: tuple(r["window_mono_s"]) for _, _, _, pid, r in probes
                if r and r.get("window_mono_s")}
     by_pid = {}
+    lines = []
     try:
         with open(f"{d}/{case}.switches") as f:
-            for s in waits(f.readlines(), [p[3] for p in probes], short_us / 1e6, windows):
-                by_pid[s.pop("pid")] = s
+            lines = f.readlines()
+        for s in waits(lines, [p[3] for p in probes], short_us / 1e6, windows):
+            by_pid[s.pop("pid")] = s
     except (OSError, ValueError) as e:
         print(f"fail\tno waits from the kernel's switch trace: {e}")
+
+    # the platform's lateness in the probes' common window, by the tick
+    late_ms = late_before_ms
+    window_late_ms = None
+    if windows:
+        lo = min(w[0] for w in windows.values())
+        hi = max(w[1] for w in windows.values())
+        try:
+            t = lateness(lines, hz, lo, hi)
+            window_late_ms = t["late_ms"]
+            late_ms = max(late_before_ms, window_late_ms)
+            print(f"ok\tthe tick's lateness in the window: {window_late_ms} ms (CPU {t['cpu']} "
+                  f"at {t['at_s']} s, {t['ticks']} ticks), before the cases {num(late_before_ms)} ms")
+            if window_late_ms > cap_ms:
+                print(f"fail\tthe platform stalled the window: a tick {window_late_ms} ms late on CPU "
+                      f"{t['cpu']} (cap {num(cap_ms)} ms): too noisy to judge a bound; rerun on a quieter host")
+        except ValueError as e:
+            print(f"fail\tno tick lateness from the trace: {e}")
 
     total = 0.0
     with open(f"{d}/starve-{case}.json", "w") as out:
@@ -74,7 +103,8 @@ def main():
                 continue
             b = bound_ms(k, n, starve_ms, slice_us, hz, late_ms)
             rec = {**rec, "probe_max_wait_ms": rec.get("max_wait_ms"), **by_pid.get(pid, {}),
-                   "pid": pid, "k": k, "n": n, "bound_ms": b}
+                   "pid": pid, "k": k, "n": n, "late_before_ms": late_before_ms,
+                   "window_late_ms": window_late_ms, "bound_ms": b}
             out.write(json.dumps(rec, separators=(",", ":")) + "\n")
             cpu, w, wait_ms = rec["cpu_s"], rec.get("waits", 0), rec["max_wait_ms"]
             total += cpu

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""The platform's lateness inside a window, from the scheduler tick.
+
+    tick_gaps.py TRACE HZ FROM TO
+
+TRACE is the text of /sys/kernel/tracing/trace with the events
+timer:hrtimer_expire_entry and power:cpu_idle, on trace_clock mono. Prints
+one JSON object: {"late_ms", "cpu", "at_s", "ticks"}: the largest gap
+between two consecutive scheduler ticks (tick_nohz_handler) of one CPU,
+less one tick period, over the gaps that overlap the window FROM..TO
+(seconds on the trace's clock), with the CPU and the time the gap ended.
+
+Why the tick: a busy CPU takes its tick every 1/HZ s whatever runs on it.
+A tick late by tens of ms means the virtual CPU did not run at all (the
+host descheduled it) or ran with interrupts off that long. The first is
+the platform; for the second, soryu's callbacks run with interrupts off
+but are bounded loops that cost tens to a few hundred microseconds a call
+under emulation (docs/measuring.md, "What measuring costs"; 178 us a
+dispatch at 8 CPUs in docs/performance.md), so a gap of tens of ms is not
+theirs. It is the same lateness the SCHED_FIFO sleepers measure before the
+cases (starve_probe.py sleeper), taken in the case's own window without
+adding a task that preempts the ones under test.
+
+An idle CPU stops its tick (NO_HZ), so a gap with the CPU idle in it
+(cpu_idle entered before it ended) is idle time, not lateness, and is
+left out: a scheduler that left a CPU idle while a task waited must not
+have the wait excused by the idle gap.
+
+Fails (exit 1, one line) when the trace lost events or holds no tick in
+the window.
+"""
+import json
+import re
+import sys
+
+EVENT = re.compile(r"\[(\d+)\]\s+\S+\s+(\d+\.\d+): (hrtimer_expire_entry|cpu_idle): (.*)")
+IDLE_EXIT = "4294967295"
+
+
+def lateness(lines, hz, lo, hi):
+    tick = 1.0 / hz
+    last = {}  # cpu -> time of its last tick
+    idled = {}  # cpu -> went idle since its last tick
+    best = {"late_ms": 0.0, "cpu": None, "at_s": None, "ticks": 0}
+    for line in lines:
+        if "LOST" in line and "EVENTS" in line:
+            raise ValueError(f"the trace lost events: {line.strip()}")
+        m = EVENT.search(line)
+        if not m:
+            continue
+        cpu, ts, ev, rest = int(m[1]), float(m[2]), m[3], m[4]
+        if ev == "cpu_idle":
+            if f"state={IDLE_EXIT}" not in rest:
+                idled[cpu] = True
+            continue
+        if "function=tick_nohz_handler" not in rest:
+            continue
+        prev = last.get(cpu)
+        if prev is not None and not idled.get(cpu) and ts > lo and prev < hi:
+            best["ticks"] += 1
+            late = round((ts - prev - tick) * 1000, 3)
+            if late > best["late_ms"]:
+                best.update(late_ms=late, cpu=cpu, at_s=ts)
+        last[cpu] = ts
+        idled[cpu] = False
+    if best["ticks"] == 0:
+        raise ValueError(f"no scheduler tick between {lo} and {hi} s in the trace")
+    return best
+
+
+def main():
+    if len(sys.argv) != 5:
+        print("usage: tick_gaps.py TRACE HZ FROM TO", file=sys.stderr)
+        return 2
+    try:
+        with open(sys.argv[1]) as f:
+            out = lateness(f.readlines(), float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]))
+    except (OSError, ValueError) as e:
+        print(f"tick_gaps.py: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
