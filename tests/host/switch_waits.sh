@@ -134,4 +134,43 @@ python3 tests/vm/tick_gaps.py "$tmp/ticks" 250 4.9 5.5 >/dev/null 2>"$tmp/lost.e
 check "a tick trace that lost events: exit 1, one line" \
   bash -c '[ "$1" = 1 ] && [ "$(wc -l <"$2")" = 1 ] && grep -q "lost events" "$2"' _ "$rc" "$tmp/lost.err"
 
+# tests/vm/starve_judge.py judges each wait against its own bound, with the
+# lateness of the ticks late during that wait. One probe (k 2, n 1,
+# --starve-ms 10, 1 ms slices, HZ 250, 5 ms of lateness before the cases:
+# a bound of 47.5 ms) waits 60 ms from 10.000; in one case CPU 0's tick is
+# 40 ms late inside that wait, in the other it is on time throughout, and
+# the same stall elsewhere in the window excuses nothing.
+judge_case() { # judge_case DIR STALL_AT: a case whose tick gap ends at STALL_AT (none: 0)
+  local d=$1 at=$2 t
+  mkdir -p "$d"
+  echo "p 2 1 21" >"$d/c.expect"
+  echo '{"label":"p","cpu_s":1.0,"max_wait_ms":60.0,"window_mono_s":[9.9,10.3]}' >"$d/c.probe.p"
+  {
+    echo "# tracer: nop"
+    sw 9.950000 1 R 21
+    sw 10.000000 21 R 1
+    sw 10.060000 1 R 21
+    sw 10.065000 21 X 0
+    t=9.800
+    while awk -v t="$t" 'BEGIN { exit !(t < 10.4) }'; do
+      tk "$t" 0
+      if [ "$at" != 0 ] && awk -v t="$t" -v a="$at" 'BEGIN { exit !(t + 0.004 > a - 0.044 && t < a) }'; then
+        t=$at
+      else
+        t=$(awk -v t="$t" 'BEGIN { printf "%.3f", t + 0.004 }')
+      fi
+    done
+  } >"$d/c.switches"
+  python3 tests/vm/starve_judge.py "$d" c 500 10 1000 250 5 250
+}
+out=$(judge_case "$tmp/j1" 10.044)
+check "a 60 ms wait that a 40 ms stall of the tick overlapped: within its bound" \
+  grep -q "^ok.*p's waits within the bound (k 2, n 1, lateness 40" <<<"$out"
+out=$(judge_case "$tmp/j2" 0)
+check "the same wait with the tick on time: past the bound of 47.5 ms" \
+  grep -q "^fail.*p's waits within the bound.*w=60.0 b=47.5" <<<"$out"
+out=$(judge_case "$tmp/j3" 10.244)
+check "the stall after the wait excuses nothing" \
+  grep -q "^fail.*p's waits within the bound.*w=60.0 b=47.5" <<<"$out"
+
 checks_done

@@ -45,10 +45,11 @@
 # above LATE_CAP_MS (60) the run is too noisy to judge and fails. The
 # host can also stop a virtual CPU in the middle of a case (a CI run: both
 # probes of one case waited 108 ms against a bound of 39.8 ms with L
-# measured at 10.3 ms before): so each case also takes the lateness of the
-# scheduler tick inside its own window from the trace (tick_gaps.py), and
-# its bound uses the larger of the two (a window stalled past
-# WINDOW_LATE_CAP_MS, 250, fails as too noisy). In the
+# measured at 10.3 ms before): so each case also traces the scheduler
+# tick, and each wait is judged with the larger of L and the lateness of
+# any tick late during that wait (tick_gaps.py, starve_judge.py); a
+# window with a tick late past WINDOW_LATE_CAP_MS (250) fails as too
+# noisy. In the
 # cases with few starving tasks, the price is judged too: the probes
 # together got at most the share of CPU that starvation service may take,
 # (k + levels) x (slice + 1 tick) per starve_ms per CPU, plus L. And in

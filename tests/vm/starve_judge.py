@@ -18,11 +18,14 @@ starve together on n CPUs, plus the platform's lateness L:
 
     9/4 starve_ms + (ceil(k / n) + 2) x (slice + 1 tick) + L
 
-L is the larger of LATE_MS (the SCHED_FIFO sleepers' figure, measured under
-the default scheduler before the cases) and the lateness of the tick in
-the probes' own window (tick_gaps.py): the host can stop a virtual CPU for
-100 ms in the middle of a run as well as at its start. A window whose tick
-was late by more than CAP_MS is too noisy to judge, and fails so.
+L is LATE_MS (the SCHED_FIFO sleepers' figure, measured under the default
+scheduler before the cases), or for a wait that some CPU's scheduler tick
+was late in, by more, that tick's lateness (tick_gaps.py): the host can
+stop a virtual CPU for 100 ms in the middle of a run as well as at its
+start (measured: 6 of 15 cases of one run had such a stall in their
+window). Each wait is judged against its own bound, so a stall excuses
+only the waits it overlapped. A window with a tick late by more than
+CAP_MS is too noisy to judge, and fails so.
 
 One process instead of a dozen jq and awk calls per probe: under
 emulation each of those took about half a second, six seconds a probe.
@@ -33,7 +36,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from switch_waits import waits  # noqa: E402
-from tick_gaps import lateness  # noqa: E402
+from tick_gaps import lateness, stalls  # noqa: E402
 
 
 def bound_ms(k, n, starve_ms, slice_us, hz, late_ms):
@@ -72,21 +75,21 @@ def main():
     try:
         with open(f"{d}/{case}.switches") as f:
             lines = f.readlines()
-        for s in waits(lines, [p[3] for p in probes], short_us / 1e6, windows):
+        for s in waits(lines, [p[3] for p in probes], short_us / 1e6, windows, spans=True):
             by_pid[s.pop("pid")] = s
     except (OSError, ValueError) as e:
         print(f"fail\tno waits from the kernel's switch trace: {e}")
 
     # the platform's lateness in the probes' common window, by the tick
-    late_ms = late_before_ms
     window_late_ms = None
+    late_ticks = []
     if windows:
         lo = min(w[0] for w in windows.values())
         hi = max(w[1] for w in windows.values())
         try:
             t = lateness(lines, hz, lo, hi)
+            late_ticks = stalls(lines, hz)
             window_late_ms = t["late_ms"]
-            late_ms = max(late_before_ms, window_late_ms)
             print(f"ok\tthe tick's lateness in the window: {window_late_ms} ms (CPU {t['cpu']} "
                   f"at {t['at_s']} s, {t['ticks']} ticks), before the cases {num(late_before_ms)} ms")
             if window_late_ms > cap_ms:
@@ -101,20 +104,35 @@ def main():
             if rec is None:
                 print(f"fail\tprobe {label} wrote no JSON")
                 continue
+            trace = by_pid.get(pid, {})
+            spans = trace.pop("spans", [])
+            # the wait with the least room under its own bound (without a
+            # trace, the probe's own longest wait, against the bound with
+            # the lateness measured before the cases)
+            wait_ms, late_ms = trace.get("max_wait_ms", rec["max_wait_ms"]), late_before_ms
             b = bound_ms(k, n, starve_ms, slice_us, hz, late_ms)
-            rec = {**rec, "probe_max_wait_ms": rec.get("max_wait_ms"), **by_pid.get(pid, {}),
+            room = None
+            for s, e in spans:
+                lw = max([late_before_ms] + [g[3] for g in late_ticks if g[0] < e and g[1] > s])
+                bw = bound_ms(k, n, starve_ms, slice_us, hz, lw)
+                ww = round((e - s) * 1000, 3)
+                if room is None or bw - ww < room:
+                    room, wait_ms, late_ms, b = bw - ww, ww, lw, bw
+            rec = {**rec, "probe_max_wait_ms": rec.get("max_wait_ms"), **trace,
                    "pid": pid, "k": k, "n": n, "late_before_ms": late_before_ms,
-                   "window_late_ms": window_late_ms, "bound_ms": b}
+                   "window_late_ms": window_late_ms, "judged_wait_ms": wait_ms,
+                   "judged_late_ms": late_ms, "bound_ms": b}
             out.write(json.dumps(rec, separators=(",", ":")) + "\n")
-            cpu, w, wait_ms = rec["cpu_s"], rec.get("waits", 0), rec["max_wait_ms"]
+            cpu, w = rec["cpu_s"], rec.get("waits", 0)
             total += cpu
             for ok, what, cond, vs in (
                 (cpu > 0, f"{label} got CPU time", "c > 0", f"c={num(cpu)}"),
                 # every probe here is preempted again and again: no wait
                 # seen means the trace missed it, not that it never waited
                 (w > 0, f"{label}'s waits seen in the switch trace", "w > 0", f"w={num(w)}"),
-                (wait_ms <= b, f"{label}'s longest wait within the bound (k {k}, n {n})", "w <= b",
-                 f"w={num(wait_ms)} b={num(b)}"),
+                # the wait closest to (or furthest past) its own bound
+                (wait_ms <= b, f"{label}'s waits within the bound (k {k}, n {n}, lateness {num(late_ms)} ms)",
+                 "w <= b", f"w={num(wait_ms)} b={num(b)}"),
             ):
                 print(f"ok\t{what} ({vs})" if ok else f"fail\t{what}: {cond} does not hold for {vs}")
     print(f"total\t{round(total, 3)}")

@@ -36,9 +36,14 @@ EVENT = re.compile(
 )
 
 
-def waits(lines, pids, short_s, windows=None):
+def waits(lines, pids, short_s, windows=None, spans=False):
+    """With spans, each PID's object also holds "spans": every wait counted,
+    as [start, end] in seconds on the trace's clock."""
     st = {p: {"pid": p, "waits": 0, "max_wait_ms": 0.0, "short_stints": 0,
               "max_short_stint_us": 0.0, "_in": None, "_ws": None} for p in pids}
+    if spans:
+        for s in st.values():
+            s["spans"] = []
     windows = windows or {}
 
     def close(s, end):
@@ -46,6 +51,8 @@ def waits(lines, pids, short_s, windows=None):
         if lo <= s["_ws"] <= hi:
             s["waits"] += 1
             s["max_wait_ms"] = max(s["max_wait_ms"], round((end - s["_ws"]) * 1000, 3))
+            if spans:
+                s["spans"].append([s["_ws"], end])
         s["_ws"] = None
 
     for line in lines:

@@ -37,11 +37,19 @@ EVENT = re.compile(r"\[(\d+)\]\s+\S+\s+(\d+\.\d+): (hrtimer_expire_entry|cpu_idl
 IDLE_EXIT = "4294967295"
 
 
-def lateness(lines, hz, lo, hi):
+def stalls(lines, hz):
+    """Every late tick: [(from_s, to_s, cpu, late_ms)], a gap between two
+    consecutive ticks of one CPU longer than a tick period, with the CPU
+    not idle in it."""
+    return lateness(lines, hz, float("-inf"), float("inf"), every=True)
+
+
+def lateness(lines, hz, lo, hi, every=False):
     tick = 1.0 / hz
     last = {}  # cpu -> time of its last tick
     idled = {}  # cpu -> went idle since its last tick
     best = {"late_ms": 0.0, "cpu": None, "at_s": None, "ticks": 0}
+    found = []
     for line in lines:
         if "LOST" in line and "EVENTS" in line:
             raise ValueError(f"the trace lost events: {line.strip()}")
@@ -59,10 +67,14 @@ def lateness(lines, hz, lo, hi):
         if prev is not None and not idled.get(cpu) and ts > lo and prev < hi:
             best["ticks"] += 1
             late = round((ts - prev - tick) * 1000, 3)
+            if every and late > 0:
+                found.append((prev, ts, cpu, late))
             if late > best["late_ms"]:
                 best.update(late_ms=late, cpu=cpu, at_s=ts)
         last[cpu] = ts
         idled[cpu] = False
+    if every:
+        return found
     if best["ticks"] == 0:
         raise ValueError(f"no scheduler tick between {lo} and {hi} s in the trace")
     return best
