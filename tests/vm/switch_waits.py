@@ -36,6 +36,18 @@ EVENT = re.compile(
 )
 
 
+def events(lines, pattern):
+    """The matches of @pattern in a trace's lines, in order; a trace that
+    lost events is refused (ValueError): a lost event would make a wait or
+    a gap up."""
+    for line in lines:
+        if "LOST" in line and "EVENTS" in line:
+            raise ValueError(f"the trace lost events: {line.strip()}")
+        m = pattern.search(line)
+        if m:
+            yield m
+
+
 def waits(lines, pids, short_s, windows=None, spans=False):
     """With spans, each PID's object also holds "spans": every wait counted,
     as [start, end] in seconds on the trace's clock."""
@@ -55,12 +67,7 @@ def waits(lines, pids, short_s, windows=None, spans=False):
                 s["spans"].append([s["_ws"], end])
         s["_ws"] = None
 
-    for line in lines:
-        if "LOST" in line and "EVENTS" in line:
-            raise ValueError(f"the trace lost events: {line.strip()}")
-        m = EVENT.search(line)
-        if not m:
-            continue
+    for m in events(lines, EVENT):
         ts, prev, state, nxt = float(m[1]), int(m[2]), m[3], int(m[4])
         if nxt in st:
             st[nxt]["_in"] = ts

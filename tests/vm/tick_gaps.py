@@ -30,8 +30,12 @@ Fails (exit 1, one line) when the trace lost events or holds no tick in
 the window.
 """
 import json
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from switch_waits import events  # noqa: E402
 
 EVENT = re.compile(r"\[(\d+)\]\s+\S+\s+(\d+\.\d+): (hrtimer_expire_entry|cpu_idle): (.*)")
 IDLE_EXIT = "4294967295"
@@ -50,12 +54,7 @@ def lateness(lines, hz, lo, hi, every=False):
     idled = {}  # cpu -> went idle since its last tick
     best = {"late_ms": 0.0, "cpu": None, "at_s": None, "ticks": 0}
     found = []
-    for line in lines:
-        if "LOST" in line and "EVENTS" in line:
-            raise ValueError(f"the trace lost events: {line.strip()}")
-        m = EVENT.search(line)
-        if not m:
-            continue
+    for m in events(lines, EVENT):
         cpu, ts, ev, rest = int(m[1]), float(m[2]), m[3], m[4]
         if ev == "cpu_idle":
             if f"state={IDLE_EXIT}" not in rest:
