@@ -36,7 +36,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from switch_waits import waits  # noqa: E402
-from tick_gaps import lateness, stalls  # noqa: E402
+from tick_gaps import gaps, lateness  # noqa: E402
 
 
 def bound_ms(k, n, starve_ms, slice_us, hz, late_ms):
@@ -87,8 +87,9 @@ def main():
         lo = min(w[0] for w in windows.values())
         hi = max(w[1] for w in windows.values())
         try:
-            t = lateness(lines, hz, lo, hi)
-            late_ticks = stalls(lines, hz)
+            found = gaps(lines, hz)
+            late_ticks = [g for g in found if g[3] > 0]
+            t = lateness(found, lo, hi)
             window_late_ms = t["late_ms"]
             print(f"ok\tthe tick's lateness in the window: {window_late_ms} ms (CPU {t['cpu']} "
                   f"at {t['at_s']} s, {t['ticks']} ticks), before the cases {num(late_before_ms)} ms")

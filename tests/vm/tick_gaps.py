@@ -41,18 +41,13 @@ EVENT = re.compile(r"\[(\d+)\]\s+\S+\s+(\d+\.\d+): (hrtimer_expire_entry|cpu_idl
 IDLE_EXIT = "4294967295"
 
 
-def stalls(lines, hz):
-    """Every late tick: [(from_s, to_s, cpu, late_ms)], a gap between two
-    consecutive ticks of one CPU longer than a tick period, with the CPU
-    not idle in it."""
-    return lateness(lines, hz, float("-inf"), float("inf"), every=True)
-
-
-def lateness(lines, hz, lo, hi, every=False):
+def gaps(lines, hz):
+    """Every gap between two consecutive ticks of one CPU with the CPU not
+    idle in it: [(from_s, to_s, cpu, late_ms)], late_ms the gap less one
+    tick period (0 or less for a tick on time)."""
     tick = 1.0 / hz
     last = {}  # cpu -> time of its last tick
     idled = {}  # cpu -> went idle since its last tick
-    best = {"late_ms": 0.0, "cpu": None, "at_s": None, "ticks": 0}
     found = []
     for m in events(lines, EVENT):
         cpu, ts, ev, rest = int(m[1]), float(m[2]), m[3], m[4]
@@ -63,17 +58,21 @@ def lateness(lines, hz, lo, hi, every=False):
         if "function=tick_nohz_handler" not in rest:
             continue
         prev = last.get(cpu)
-        if prev is not None and not idled.get(cpu) and ts > lo and prev < hi:
-            best["ticks"] += 1
-            late = round((ts - prev - tick) * 1000, 3)
-            if every and late > 0:
-                found.append((prev, ts, cpu, late))
-            if late > best["late_ms"]:
-                best.update(late_ms=late, cpu=cpu, at_s=ts)
+        if prev is not None and not idled.get(cpu):
+            found.append((prev, ts, cpu, round((ts - prev - tick) * 1000, 3)))
         last[cpu] = ts
         idled[cpu] = False
-    if every:
-        return found
+    return found
+
+
+def lateness(found, lo, hi):
+    """The latest tick among the gaps of gaps() that overlap lo..hi."""
+    best = {"late_ms": 0.0, "cpu": None, "at_s": None, "ticks": 0}
+    for prev, ts, cpu, late in found:
+        if ts > lo and prev < hi:
+            best["ticks"] += 1
+            if late > best["late_ms"]:
+                best.update(late_ms=late, cpu=cpu, at_s=ts)
     if best["ticks"] == 0:
         raise ValueError(f"no scheduler tick between {lo} and {hi} s in the trace")
     return best
@@ -85,7 +84,7 @@ def main():
         return 2
     try:
         with open(sys.argv[1]) as f:
-            out = lateness(f.readlines(), float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]))
+            out = lateness(gaps(f.readlines(), float(sys.argv[2])), float(sys.argv[3]), float(sys.argv[4]))
     except (OSError, ValueError) as e:
         print(f"tick_gaps.py: {e}", file=sys.stderr)
         return 1
