@@ -172,5 +172,27 @@ check "the same wait with the tick on time: past the bound of 47.5 ms" \
 out=$(judge_case "$tmp/j3" 10.244)
 check "the stall after the wait excuses nothing" \
   grep -q "^fail.*p's waits within the bound.*w=60.0 b=47.5" <<<"$out"
+# a stall past the cap: 300 ms late inside a 350 ms wait that the bound
+# without it (47.5 ms) does not hold is too noisy to judge; the same stall
+# beside a wait within that bound fails nothing
+judge_cap() { # judge_cap DIR WAIT_END: the probe's wait from 10.000 to WAIT_END, a 304 ms tick gap from 10.000
+  local d=$1 end=$2 t
+  mkdir -p "$d"
+  echo "p 2 1 21" >"$d/c.expect"
+  echo '{"label":"p","cpu_s":1.0,"max_wait_ms":1.0,"window_mono_s":[9.9,10.5]}' >"$d/c.probe.p"
+  {
+    echo "# tracer: nop"
+    sw 9.950000 1 R 21
+    sw 10.000000 21 R 1
+    sw "$end" 1 R 21
+    sw 10.450000 21 X 0
+    for t in 9.992 9.996 10.000 10.304 10.308 10.312 10.316 10.320; do tk "$t" 0; done
+  } >"$d/c.switches"
+  python3 tests/vm/starve_judge.py "$d" c 500 10 1000 250 5 250
+}
+out=$(judge_cap "$tmp/c1" 10.350000)
+check "a wait only a tick past the cap could excuse: too noisy" grep -q "^fail.*p waited 350.0 ms across a tick 300.0 ms late" <<<"$out"
+out=$(judge_cap "$tmp/c2" 10.040000)
+check "the same stall beside a wait within the bound: no failure" bash -c '! grep -q "^fail" <<<"$1"' _ "$out"
 
 checks_done

@@ -47,9 +47,9 @@
 # probes of one case waited 108 ms against a bound of 39.8 ms with L
 # measured at 10.3 ms before): so each case also traces the scheduler
 # tick, and each wait is judged with the larger of L and the lateness of
-# any tick late during that wait (tick_gaps.py, starve_judge.py); a
-# window with a tick late past WINDOW_LATE_CAP_MS (250) fails as too
-# noisy. In the
+# any tick late during that wait (tick_gaps.py, starve_judge.py); a wait
+# that only a tick late past WINDOW_LATE_CAP_MS (250) could excuse fails
+# as too noisy. In the
 # cases with few starving tasks, the price is judged too: the probes
 # together got at most the share of CPU that starvation service may take,
 # (k + levels) x (slice + 1 tick) per starve_ms per CPU, plus L. And in
@@ -67,8 +67,8 @@ secs=${SORYU_STARVE_SECS:-12}
 ncpu=$(nproc)
 last=$((ncpu - 1))
 LATE_CAP_MS=${SORYU_LATE_CAP_MS:-60}
-# The tick's lateness inside a case's window enters its bound too
-# (starve_judge.py); above this the window is too noisy to judge. 250 ms
+# The lateness of a tick late during a wait enters that wait's bound
+# (starve_judge.py); a wait that needs more than this is too noisy to judge. 250 ms
 # keeps the bound far below what a starving task waits without the
 # guarantee: the whole window, or the kernel's watchdog.
 WINDOW_LATE_CAP_MS=${SORYU_WINDOW_LATE_CAP_MS:-250}

@@ -24,8 +24,11 @@ was late in, by more, that tick's lateness (tick_gaps.py): the host can
 stop a virtual CPU for 100 ms in the middle of a run as well as at its
 start (measured: 6 of 15 cases of one run had such a stall in their
 window). Each wait is judged against its own bound, so a stall excuses
-only the waits it overlapped. A window with a tick late by more than
-CAP_MS is too noisy to judge, and fails so.
+only the waits it overlapped. A wait past the bound without the stall,
+across a tick late by more than CAP_MS, is too noisy to judge, and fails
+so; a stall that no wait needed fails nothing (the 8-CPU pinned case
+measured a tick 318 ms late in a window whose longest wait, 162 ms, was
+far inside the bound of 340 ms without it).
 
 One process instead of a dozen jq and awk calls per probe: under
 emulation each of those took about half a second, six seconds a probe.
@@ -93,9 +96,6 @@ def main():
             window_late_ms = t["late_ms"]
             print(f"ok\tthe tick's lateness in the window: {window_late_ms} ms (CPU {t['cpu']} "
                   f"at {t['at_s']} s, {t['ticks']} ticks), before the cases {num(late_before_ms)} ms")
-            if window_late_ms > cap_ms:
-                print(f"fail\tthe platform stalled the window: a tick {window_late_ms} ms late on CPU "
-                      f"{t['cpu']} (cap {num(cap_ms)} ms): too noisy to judge a bound; rerun on a quieter host")
         except ValueError as e:
             print(f"fail\tno tick lateness from the trace: {e}")
 
@@ -111,12 +111,16 @@ def main():
             # trace, the probe's own longest wait, against the bound with
             # the lateness measured before the cases)
             wait_ms, late_ms = trace.get("max_wait_ms", rec["max_wait_ms"]), late_before_ms
-            b = bound_ms(k, n, starve_ms, slice_us, hz, late_ms)
+            b = b0 = bound_ms(k, n, starve_ms, slice_us, hz, late_ms)
             room = None
             for s, e in spans:
                 lw = max([late_before_ms] + [g[3] for g in late_ticks if g[0] < e and g[1] > s])
                 bw = bound_ms(k, n, starve_ms, slice_us, hz, lw)
                 ww = round((e - s) * 1000, 3)
+                if lw > cap_ms and ww > b0:
+                    # only a stall past the cap could excuse this wait
+                    print(f"fail\t{label} waited {ww} ms across a tick {lw} ms late (cap {num(cap_ms)} ms): "
+                          "too noisy to judge a bound; rerun on a quieter host")
                 if room is None or bw - ww < room:
                     room, wait_ms, late_ms, b = bw - ww, ww, lw, bw
             rec = {**rec, "probe_max_wait_ms": rec.get("max_wait_ms"), **trace,
