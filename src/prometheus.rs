@@ -366,6 +366,11 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
         "Sync wakeups (pipe, socket) run next on the waker's CPU.",
         t.count("sync_local"),
     );
+    o.counter(
+        "scx_soryu_preempt_local_wakeups_total",
+        "Wakeups that preempted straight onto their victim CPU's local DSQ.",
+        t.count("preempt_local"),
+    );
     o.family(
         "scx_soryu_dispatch_calls_total",
         "counter",

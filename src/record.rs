@@ -24,8 +24,9 @@ use crate::stats::{BpfCost, Hists, Interval};
 /// (victim searches that read every CPU) and the header's `llcs`. 7:
 /// `pinned` (tasks queued on their one CPU's own queue). 8: `smt_moves`
 /// (tasks let go from a shared SMT core for a whole idle one). 9:
-/// `sync_local` (sync wakeups run next on the waker's CPU).
-pub const FORMAT: u32 = 9;
+/// `sync_local` (sync wakeups run next on the waker's CPU). 10:
+/// `preempt_local` (wakeups that preempted onto their victim's local DSQ).
+pub const FORMAT: u32 = 10;
 
 /// One line of a --report-json file.
 #[derive(Debug, Clone, Serialize, Deserialize)]

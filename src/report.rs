@@ -111,8 +111,8 @@ pub fn format_text(index: u64, m: &Metrics) -> String {
     }
     let _ = writeln!(
         s,
-        "        preempt attempts {} idle {} kick {} deferred {} none {} ({}) scans {} fallback {} | boost floor {} between {} ceiling {}",
-        m.preempt_attempts, m.preempt_idle, m.preempt_kicks, m.preempt_deferred, m.preempt_none, pct(m.preempt_none_pct, 1), m.preempt_scans, m.preempt_fallbacks,
+        "        preempt attempts {} idle {} kick {} (local {}) deferred {} none {} ({}) scans {} fallback {} | boost floor {} between {} ceiling {}",
+        m.preempt_attempts, m.preempt_idle, m.preempt_kicks, m.preempt_local, m.preempt_deferred, m.preempt_none, pct(m.preempt_none_pct, 1), m.preempt_scans, m.preempt_fallbacks,
         pct(m.boost_floor_pct, 1), pct(m.boost_between_pct, 1), pct(m.boost_ceiling_pct, 1)
     );
     let _ = writeln!(

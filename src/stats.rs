@@ -356,6 +356,11 @@ pub struct Metrics {
     #[stat(desc = "Sync wakeups (pipe, socket) run next on the waker's CPU")]
     #[serde(default)]
     pub sync_local: u64,
+    #[stat(
+        desc = "Wakeups that preempted straight onto their victim CPU's local DSQ, the task displaced resuming behind them"
+    )]
+    #[serde(default)]
+    pub preempt_local: u64,
     #[stat(desc = "Dispatch calls that moved a task to their CPU")]
     pub dispatch: u64,
     #[stat(desc = "Dispatch calls that found nothing")]
@@ -488,13 +493,14 @@ impl Metrics {
     /// between intervals only per second of interval (compare divides them
     /// by duration_s). Every other integer figure is a state
     /// (tasks_running), not a sum over time.
-    pub const COUNTS: [&'static str; 24] = [
+    pub const COUNTS: [&'static str; 25] = [
         "wakeups",
         "enqueue",
         "pinned",
         "smt_moves",
         "direct",
         "sync_local",
+        "preempt_local",
         "dispatch",
         "dispatch_empty",
         "dispatch_keep",
@@ -596,6 +602,7 @@ impl Interval {
             smt_moves: c(soryu_counter_SORYU_CNT_SMT_MOVE),
             direct: c(soryu_counter_SORYU_CNT_DIRECT),
             sync_local: c(soryu_counter_SORYU_CNT_SYNC_LOCAL),
+            preempt_local: c(soryu_counter_SORYU_CNT_PREEMPT_LOCAL),
             dispatch: c(soryu_counter_SORYU_CNT_DISPATCH),
             dispatch_empty: c(soryu_counter_SORYU_CNT_DISPATCH_EMPTY),
             dispatch_keep: c(soryu_counter_SORYU_CNT_KEEP),

@@ -124,7 +124,8 @@ enum soryu_counter {
 	SORYU_CNT_ENQUEUE,		/* tasks placed under their level: on a level DSQ,
 					 * a CPU's own queue or a claimed idle CPU */
 	SORYU_CNT_DIRECT,		/* tasks inserted straight onto a CPU: wakeups
-					 * onto an idle one, grants resumed */
+					 * onto an idle one, grants resumed, tasks
+					 * resumed behind a wakee that preempted them */
 	SORYU_CNT_DISPATCH,		/* dispatch calls that moved a task to the CPU */
 	SORYU_CNT_DISPATCH_EMPTY,	/* dispatch calls that found nothing */
 	SORYU_CNT_KEEP,			/* dispatch calls that kept prev running */
@@ -145,6 +146,8 @@ enum soryu_counter {
 	SORYU_CNT_PINNED,		/* tasks queued on their one CPU's own queue */
 	SORYU_CNT_SMT_MOVE,		/* dispatch calls that let prev go to a whole idle core */
 	SORYU_CNT_SYNC_LOCAL,		/* sync wakeups run next on the waker's CPU */
+	SORYU_CNT_PREEMPT_LOCAL,	/* wakeups that preempted straight onto their
+					 * victim's local DSQ (also counted as kicks) */
 	SORYU_NR_COUNTERS,
 };
 

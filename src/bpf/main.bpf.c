@@ -128,6 +128,14 @@ struct cpu_ctx {
 	s32 nr_pinned;
 	/* the first sync wakeup run here since the last dispatch (wake_on_waker()) */
 	u64 sync_since;
+	/* this CPU's last ops.dispatch; written here only (preempt_local()) */
+	u64 dispatched_at;
+	/*
+	 * A wakee was put on this CPU's local DSQ to preempt it: the task it
+	 * displaces resumes behind it (resume_behind_wakee()). Set by the
+	 * waking CPU, cleared here.
+	 */
+	bool resume_behind;
 };
 
 struct {
@@ -284,10 +292,11 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct soryu_stats *st = this_stats();
 	struct soryu_task_ctx *tctx;
+	struct victim v;
 	enum requeue how;
 	u32 lvl;
 	u64 slice, gran;
-	bool ok, pinned;
+	bool ok, found;
 
 	if (!(tctx = lookup_task_ctx(p))) {
 		scx_bpf_error("soryu: no task context for %s[%d]", p->comm, p->pid);
@@ -350,25 +359,40 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 			stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
 		return;
 	}
-	if ((pinned = pins_to_one_cpu(p))) {
+	/* preempted by a wakee put on this CPU's local DSQ: behind it */
+	if (how == REQUEUE_RESUME && resume_behind_wakee(p, tctx, slice, st))
+		return;
+	if (pins_to_one_cpu(p)) {
 		/* its CPU's own queue: counted on no shared level */
 		count_level(tctx, 0);
-		ok = pin_enqueue(p, tctx, lvl, slice, how, enq_flags);
-		if (ok)
-			stat_add(st, SORYU_CNT_PINNED, 1);
-	} else {
-		pin_leave(p, tctx);
-		if (place_on_idle(p, tctx, slice, enq_flags, st))
+		if (!pin_enqueue(p, tctx, lvl, slice, how, enq_flags)) {
+			stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
 			return;
-		ok = queue_on_level(p, tctx, lvl, slice, how, enq_flags);
+		}
+		stat_add(st, SORYU_CNT_PINNED, 1);
+		count_enqueue(st, tctx, lvl);
+		/* its own CPU may idle */
+		try_preempt(p, lvl, true, gran, st);
+		return;
 	}
+	pin_leave(p, tctx);
+	if (place_on_idle(p, tctx, slice, enq_flags, st))
+		return;
+	/* no CPU idle: a victim, then the task onto it or onto its level */
+	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
+	found = find_victim(p, lvl, &v, st);
+	if (found && preempt_local(p, tctx, &v, lvl, slice, gran, enq_flags, st))
+		return;
+	ok = queue_on_level(p, tctx, lvl, slice, how, enq_flags);
 	if (!ok) {
 		stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
 		return;
 	}
 	count_enqueue(st, tctx, lvl);
-	/* a pinned task's own CPU may idle; a shared level's task found none */
-	try_preempt(p, lvl, pinned, gran, st);
+	if (found && v.cctx)
+		kick_victim(v.cpu, v.cctx, lvl, v.level, gran);
+	else
+		stat_add(st, SORYU_CNT_PREEMPT_NONE, 1);
 }
 
 void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
@@ -386,8 +410,10 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 	cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero);
 	if (cctx && cctx->claim1)
 		WRITE_ONCE(cctx->claim1, 0);
-	if (cctx)
+	if (cctx) {
 		cctx->sync_since = 0;	/* ends a chain of wakeups run here */
+		WRITE_ONCE(cctx->dispatched_at, now);
+	}
 	if (inject_error_ns && now - loaded_at > inject_error_ns) {
 		scx_bpf_error("soryu: error injected by --inject-error-ms");
 		return;

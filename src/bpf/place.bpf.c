@@ -23,8 +23,8 @@
  * Handed back by cpu_release: in front of the head, starving or not, and
  * a robbed serve makes the level starve at once (owe_serve()).
  */
-static bool queue_on_level(struct task_struct *p, struct soryu_task_ctx *tctx, u32 lvl,
-			   u64 slice, enum requeue how, u64 enq_flags)
+static __always_inline bool queue_on_level(struct task_struct *p, struct soryu_task_ctx *tctx, u32 lvl,
+					   u64 slice, enum requeue how, u64 enq_flags)
 {
 	u32 llc = queue_llc(p);
 	struct llc_queues *q = queues_of(llc);
@@ -180,5 +180,111 @@ static bool wake_on_waker(struct task_struct *p, struct soryu_task_ctx *tctx)
 	if (!tctx->queued_at)
 		tctx->queued_at = now;
 	stat_inc(SORYU_CNT_SYNC_LOCAL);
+	return true;
+}
+
+/*
+ * Preempt victim @v (find_victim()) by putting @p, woken at level @lvl,
+ * straight on its local DSQ with SCX_ENQ_PREEMPT, and have the task it
+ * displaces resume right behind @p on that same local DSQ
+ * (resume_behind_wakee()). Through the level queues, the same preemption
+ * costs the victim two dispatch calls with their level scans, one to take
+ * @p and one to take the displaced task back from its level's head; a
+ * waker ticking every millisecond beside a compile (bench/run.sh -w
+ * build) makes a thousand such preemptions a second per CPU, and under
+ * emulation a dispatch call costs tens of microseconds
+ * (docs/performance.md). Both tasks run next on the victim anyway when
+ * nothing better is queued, which is what is checked first:
+ *  - a wakeup (another enqueue is a requeue, which the levels order), and
+ *    the kick would go at once: a kick deferred by the wakeup granularity
+ *    leaves @p on its level, where another CPU may take it sooner;
+ *  - nothing queued above @lvl on a shared level, in any LLC
+ *    (queued_above()), nor as good first on the victim's own queue;
+ *  - nothing on the victim's local DSQ already, so @p runs next;
+ *  - the starvation pass may not be held off: a local DSQ kept fed skips
+ *    ops.dispatch, where starving tasks are served, so not while the
+ *    victim's LLC or own queue is marked starving, and not once the
+ *    victim has not dispatched for starve_ns / 8, the same chain limit as
+ *    wake_on_waker()'s; the displaced task's slice runs out within one
+ *    slice of CPU time in any case, and the victim then dispatches.
+ * The claim and the kick's belief are written as kick_victim() writes
+ * them, before the insert, so that other wakers see the promise and the
+ * landing can be checked. All of the victim's state is read without its
+ * lock: if it switched tasks meanwhile, SCX_ENQ_PREEMPT still preempts
+ * whatever runs there, a stale kick (counted in stale_kicks), as a kick
+ * through the levels would be; the levels would then have let a better
+ * task displaced that way run again first, here it waits behind @p for
+ * one stint. A task better than @p that arrives during @p's stint may
+ * also wait behind the displaced task for the rest of that task's slice
+ * instead of taking the CPU at once.
+ */
+static __always_inline bool preempt_local(struct task_struct *p, struct soryu_task_ctx *tctx, struct victim *v,
+			  u32 lvl, u64 slice, u64 gran, u64 enq_flags, struct soryu_stats *st)
+{
+	struct cpu_ctx *vctx = v->cctx;
+	struct llc_queues *q;
+	s32 cpu = v->cpu;
+
+	if (!(enq_flags & SCX_ENQ_WAKEUP) || !vctx || v->level == SORYU_LVL_NONE ||
+	    gran_wait(vctx, v->level, gran))
+		return false;
+	if (scx_bpf_now() - READ_ONCE(vctx->dispatched_at) > (starve_ns >> 3) ||
+	    READ_ONCE(vctx->pin_starving) || !(q = queues_of(READ_ONCE(vctx->llc))) ||
+	    READ_ONCE(q->starving))
+		return false;
+	if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu) || pin_level(cpu, vctx) <= lvl ||
+	    queued_above(lvl))
+		return false;
+
+	lower_level1(&vctx->claim1, lvl);
+	WRITE_ONCE(vctx->resume_behind, true);
+	WRITE_ONCE(vctx->kick_level1, v->level + 1);
+	count_level(tctx, 0);
+	if (!scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags | SCX_ENQ_PREEMPT)) {
+		WRITE_ONCE(vctx->resume_behind, false);
+		WRITE_ONCE(vctx->kick_level1, 0);
+		return false;
+	}
+	stat_add(st, SORYU_CNT_PREEMPT_KICK, 1);
+	stat_add(st, SORYU_CNT_PREEMPT_LOCAL, 1);
+	count_enqueue(st, tctx, lvl);
+	return true;
+}
+
+/*
+ * The task that preempt_local() displaced, back in ops.enqueue on its CPU
+ * with slice left (REQUEUE_RESUME): onto this CPU's local DSQ, behind the
+ * wakee that took the CPU, where it resumes when the wakee stops, with no
+ * dispatch call in between. The flag that says so (resume_behind) is set
+ * by the waker and cleared here or by the next task to start on this CPU
+ * (soryu_running()), so it only ever covers the task running when the
+ * wakee landed. Not when the local DSQ is empty: the wakee went elsewhere
+ * (the kernel moves a task it cannot run there to the global DSQ). Nor
+ * with --vtime, whose levels put the task that waited longer first after
+ * a preemption, nor when this LLC's levels were marked starving since the
+ * wakee was placed: a preempted task does not resume ahead of a starving
+ * level (resume_at_head()). In those cases the displaced task goes back
+ * to its level as any preempted task does.
+ */
+static bool resume_behind_wakee(struct task_struct *p, struct soryu_task_ctx *tctx, u64 slice,
+				struct soryu_stats *st)
+{
+	struct cpu_ctx *cctx;
+	struct llc_queues *q;
+	u32 zero = 0;
+
+	if (!(cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)) || !READ_ONCE(cctx->resume_behind))
+		return false;
+	WRITE_ONCE(cctx->resume_behind, false);
+	if (vtime_on || scx_bpf_task_cpu(p) != bpf_get_smp_processor_id() ||
+	    !scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) || !(q = queues_of(cctx->llc)) ||
+	    READ_ONCE(q->starving))
+		return false;
+	count_level(tctx, 0);
+	pin_leave(p, tctx);
+	if (!scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice, 0))
+		return false;	/* never: to its level, then */
+	stat_add(st, SORYU_CNT_DIRECT, 1);
+	count_enqueue(st, tctx, tctx->enq_level);
 	return true;
 }

@@ -81,34 +81,43 @@ static int kick_timer_fn(void *map, int *key, struct kick_timer *kt)
  * (docs/performance.md). A CPU going idle (SORYU_LVL_NONE) is kicked at
  * once: it runs nothing to protect.
  */
+/*
+ * How long a kick of @vctx's CPU, believed to run level @seen, must wait
+ * for the wakeup granularity (kick_victim()): 0 to kick now.
+ */
+static u64 gran_wait(struct cpu_ctx *vctx, u32 seen, u64 gran)
+{
+	u64 ran;
+
+	if (!gran || !wakeup_gran_ns || seen == SORYU_LVL_NONE)
+		return 0;
+	ran = scx_bpf_now() - READ_ONCE(vctx->started_at);
+	/* a stamp from the future (another CPU's clock) counts as 0 */
+	if ((s64)ran < 0)
+		ran = 0;
+	return ran < wakeup_gran_ns ? wakeup_gran_ns - ran : 0;
+}
+
 static void kick_victim(s32 cpu, struct cpu_ctx *vctx, u32 lvl, u32 seen, u64 gran)
 {
 	struct soryu_stats *st = this_stats();
 	struct kick_timer *kt;
-	u64 ran, now;
+	u64 wait;
 	u32 key = cpu;
 
 	lower_level1(&vctx->claim1, lvl);
-	if (gran && wakeup_gran_ns && seen != SORYU_LVL_NONE &&
-	    (kt = bpf_map_lookup_elem(&kick_timers, &key))) {
-		now = scx_bpf_now();
-		ran = now - READ_ONCE(vctx->started_at);
-		/* a stamp from the future (another CPU's clock) counts as 0 */
-		if ((s64)ran < 0)
-			ran = 0;
-		if (ran < wakeup_gran_ns) {
-			/*
-			 * The level first, then the timer: a callback already
-			 * running has taken the old level and will not see
-			 * this one, but the re-armed timer will. Re-arming
-			 * moves the expiry to this run's end of protection;
-			 * an older expiry was for an earlier run.
-			 */
-			lower_level1(&kt->lvl1, lvl);
-			bpf_timer_start(&kt->timer, wakeup_gran_ns - ran, 0);
-			stat_add(st, SORYU_CNT_PREEMPT_DEFER, 1);
-			return;
-		}
+	if ((wait = gran_wait(vctx, seen, gran)) && (kt = bpf_map_lookup_elem(&kick_timers, &key))) {
+		/*
+		 * The level first, then the timer: a callback already
+		 * running has taken the old level and will not see this
+		 * one, but the re-armed timer will. Re-arming moves the
+		 * expiry to this run's end of protection; an older expiry
+		 * was for an earlier run.
+		 */
+		lower_level1(&kt->lvl1, lvl);
+		bpf_timer_start(&kt->timer, wait, 0);
+		stat_add(st, SORYU_CNT_PREEMPT_DEFER, 1);
+		return;
 	}
 	send_kick(cpu, vctx, seen);
 	stat_add(st, SORYU_CNT_PREEMPT_KICK, 1);
@@ -255,57 +264,69 @@ static bool kick_idle(struct task_struct *p, struct soryu_stats *st)
 }
 
 /*
- * After queueing @p at @lvl, find it a CPU: with @idle, an idle one
- * (kick_idle()); else its last CPU if that runs a worse level, else the CPU
- * running the worst level strictly worse than @lvl (BMQ lets an equal
- * level finish its slice). The last CPU first keeps a woken task where its
- * cache is, and usually saves the search. The search reads the LLC
- * summaries (pick_llc(), nearest LLC first on a tie) and then the CPUs of
- * the LLC chosen; when that LLC offers no victim (its CPUs claimed by
- * other wakeups, or the summary a moment old), the CPUs of the next
- * worst LLC, and no more: a victim left in a third LLC only costs @p the
- * wait for a slice end, which the starvation bound already counts. A task
- * that may not use every CPU reads the CPUs it may use instead: the
- * summaries do not say which LLCs those are. @gran not 0: the kick may
- * wait for the wakeup granularity (kick_victim()).
+ * A CPU for @p, queued (or about to be) at @lvl, that no idle CPU took:
+ * its last CPU if that runs a worse level, else the CPU running the worst
+ * level strictly worse than @lvl (BMQ lets an equal level finish its
+ * slice), in @v; false when there is none. The last CPU first keeps a
+ * woken task where its cache is, and usually saves the search. The search
+ * reads the LLC summaries (pick_llc(), nearest LLC first on a tie) and
+ * then the CPUs of the LLC chosen; when that LLC offers no victim (its
+ * CPUs claimed by other wakeups, or the summary a moment old), the CPUs
+ * of the next worst LLC, and no more: a victim left in a third LLC only
+ * costs @p the wait for a slice end, which the starvation bound already
+ * counts. A task that may not use every CPU reads the CPUs it may use
+ * instead: the summaries do not say which LLCs those are.
  */
-static void try_preempt(struct task_struct *p, u32 lvl, bool idle, u64 gran,
-			struct soryu_stats *st)
+static bool find_victim(struct task_struct *p, u32 lvl, struct victim *v, struct soryu_stats *st)
 {
 	s32 prev = scx_bpf_task_cpu(p), llc;
-	struct victim v = { .cpu = -1, .level = lvl };
 	u32 zero = 0, l, nr_cpus = scx_bpf_nr_cpu_ids();
 	struct cpu_ctx *cctx;
 	bool prev_ok = bpf_cpumask_test_cpu(prev, p->cpus_ptr);
 
-	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
-	if (idle && kick_idle(p, st))
-		return;
-
+	v->cpu = -1;
+	v->level = lvl;
+	v->cctx = NULL;
 	if (prev_ok && (cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, prev)) &&
 	    (l = target_level(cctx)) > lvl) {
-		kick_victim(prev, cctx, lvl, l, gran);
-		return;
+		v->cpu = prev;
+		v->level = l;
+		v->cctx = cctx;
+		return true;
 	}
 	/* its one CPU, judged just now: nowhere else to look */
-	if (prev_ok && p->nr_cpus_allowed == 1) {
-		stat_add(st, SORYU_CNT_PREEMPT_NONE, 1);
-		return;
-	}
+	if (prev_ok && p->nr_cpus_allowed == 1)
+		return false;
 
 	stat_add(st, SORYU_CNT_PREEMPT_SCAN, 1);
 	/* prev's place in an LLC's list is not known: its id spreads ties as well */
-	v.from = prev;
+	v->from = prev;
 	if (p->nr_cpus_allowed < nr_cpus) {
 		stat_add(st, SORYU_CNT_PREEMPT_FALLBACK, 1);
-		scan_victims(p, &v, false, 0, nr_cpus);
+		scan_victims(p, v, false, 0, nr_cpus);
 	} else if ((llc = pick_llc(lvl, prev, -1)) >= 0) {
-		scan_llc(p, &v, llc);
-		if (v.cpu < 0 && (llc = pick_llc(lvl, prev, llc)) >= 0)
-			scan_llc(p, &v, llc);
+		scan_llc(p, v, llc);
+		if (v->cpu < 0 && (llc = pick_llc(lvl, prev, llc)) >= 0)
+			scan_llc(p, v, llc);
 	}
+	return v->cpu >= 0 && v->cctx;
+}
 
-	if (v.cpu >= 0 && v.cctx)
+/*
+ * After queueing @p at @lvl, find it a CPU: with @idle, an idle one
+ * (kick_idle()); else the victim find_victim() picks, kicked
+ * (kick_victim()). @gran not 0: the kick may wait for the wakeup
+ * granularity.
+ */
+static void try_preempt(struct task_struct *p, u32 lvl, bool idle, u64 gran,
+			struct soryu_stats *st)
+{
+	struct victim v;
+
+	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
+	if (idle && kick_idle(p, st))
+		return;
+	if (find_victim(p, lvl, &v, st) && v.cctx)
 		kick_victim(v.cpu, v.cctx, lvl, v.level, gran);
 	else
 		stat_add(st, SORYU_CNT_PREEMPT_NONE, 1);

@@ -38,6 +38,9 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 		cctx->started_at = now;
 		if (cctx->claim1)
 			WRITE_ONCE(cctx->claim1, 0);
+		/* the wakee, or whatever started instead: the displacing is over */
+		if (cctx->resume_behind)
+			WRITE_ONCE(cctx->resume_behind, false);
 		/*
 		 * A starvation serve: a whole slice, unpreemptible. A task that
 		 * already holds a grant (resumed after a higher class took the
@@ -118,6 +121,8 @@ void BPF_STRUCT_OPS(soryu_cpu_release, s32 cpu, struct scx_cpu_release_args *arg
 		 * the next task to run here must not inherit it.
 		 */
 		cctx->starve_grant = false;
+		/* the wakee on the local DSQ goes back to its level too */
+		cctx->resume_behind = false;
 	}
 	scx_bpf_reenqueue_local();
 }
