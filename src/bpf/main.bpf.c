@@ -292,11 +292,10 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct soryu_stats *st = this_stats();
 	struct soryu_task_ctx *tctx;
-	struct victim v;
 	enum requeue how;
 	u32 lvl;
 	u64 slice, gran;
-	bool ok, found;
+	s64 v;
 
 	if (!(tctx = lookup_task_ctx(p))) {
 		scx_bpf_error("soryu: no task context for %s[%d]", p->comm, p->pid);
@@ -360,7 +359,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	/* preempted by a wakee put on this CPU's local DSQ: behind it */
-	if (how == REQUEUE_RESUME && resume_behind_wakee(p, tctx, slice, st))
+	if (how == REQUEUE_RESUME && resume_behind_wakee(p))
 		return;
 	if (pins_to_one_cpu(p)) {
 		/* its CPU's own queue: counted on no shared level */
@@ -380,19 +379,15 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	/* no CPU idle: a victim, then the task onto it or onto its level */
 	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
-	found = find_victim(p, lvl, &v, st);
-	if (found && preempt_local(p, tctx, &v, lvl, slice, gran, enq_flags, st))
+	v = find_victim(p, lvl);
+	if (preempt_local(p, v, gran, enq_flags))
 		return;
-	ok = queue_on_level(p, tctx, lvl, slice, how, enq_flags);
-	if (!ok) {
+	if (!queue_on_level(p, tctx, lvl, slice, how, enq_flags)) {
 		stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
 		return;
 	}
 	count_enqueue(st, tctx, lvl);
-	if (found && v.cctx)
-		kick_victim(v.cpu, v.cctx, lvl, v.level, gran);
-	else
-		stat_add(st, SORYU_CNT_PREEMPT_NONE, 1);
+	kick_found(v, lvl, gran, st);
 }
 
 void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)

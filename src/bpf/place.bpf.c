@@ -184,8 +184,8 @@ static bool wake_on_waker(struct task_struct *p, struct soryu_task_ctx *tctx)
 }
 
 /*
- * Preempt victim @v (find_victim()) by putting @p, woken at level @lvl,
- * straight on its local DSQ with SCX_ENQ_PREEMPT, and have the task it
+ * Preempt victim @v (find_victim()) by putting @p, woken at the level it
+ * was just queued for (tctx->enq_level), straight on its local DSQ with SCX_ENQ_PREEMPT, and have the task it
  * displaces resume right behind @p on that same local DSQ
  * (resume_behind_wakee()). Through the level queues, the same preemption
  * costs the victim two dispatch calls with their level scans, one to take
@@ -217,17 +217,23 @@ static bool wake_on_waker(struct task_struct *p, struct soryu_task_ctx *tctx)
  * one stint. A task better than @p that arrives during @p's stint may
  * also wait behind the displaced task for the rest of that task's slice
  * instead of taking the CPU at once.
+ * Verified once, on its own, as find_victim() is: both inlined into
+ * ops.enqueue made the verifier walk 195,810 instructions for it.
  */
-static __always_inline bool preempt_local(struct task_struct *p, struct soryu_task_ctx *tctx, struct victim *v,
-			  u32 lvl, u64 slice, u64 gran, u64 enq_flags, struct soryu_stats *st)
+__verified_once bool preempt_local(struct task_struct *p __arg_trusted, s64 v, u64 gran, u64 enq_flags)
 {
-	struct cpu_ctx *vctx = v->cctx;
+	struct soryu_stats *st = this_stats();
+	struct soryu_task_ctx *tctx;
+	struct cpu_ctx *vctx;
 	struct llc_queues *q;
-	s32 cpu = v->cpu;
+	s32 cpu = victim_cpu(v);
+	u32 zero = 0, seen = victim_level(v), lvl;
 
-	if (!(enq_flags & SCX_ENQ_WAKEUP) || !vctx || v->level == SORYU_LVL_NONE ||
-	    gran_wait(vctx, v->level, gran))
+	if (v == VICTIM_NONE || !(enq_flags & SCX_ENQ_WAKEUP) || seen == SORYU_LVL_NONE ||
+	    !(tctx = lookup_task_ctx(p)) ||
+	    !(vctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu)) || gran_wait(vctx, seen, gran))
 		return false;
+	lvl = tctx->enq_level;
 	if (scx_bpf_now() - READ_ONCE(vctx->dispatched_at) > (starve_ns >> 3) ||
 	    READ_ONCE(vctx->pin_starving) || !(q = queues_of(READ_ONCE(vctx->llc))) ||
 	    READ_ONCE(q->starving))
@@ -238,9 +244,9 @@ static __always_inline bool preempt_local(struct task_struct *p, struct soryu_ta
 
 	lower_level1(&vctx->claim1, lvl);
 	WRITE_ONCE(vctx->resume_behind, true);
-	WRITE_ONCE(vctx->kick_level1, v->level + 1);
+	WRITE_ONCE(vctx->kick_level1, seen + 1);
 	count_level(tctx, 0);
-	if (!scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice, enq_flags | SCX_ENQ_PREEMPT)) {
+	if (!scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice_left(tctx), enq_flags | SCX_ENQ_PREEMPT)) {
 		WRITE_ONCE(vctx->resume_behind, false);
 		WRITE_ONCE(vctx->kick_level1, 0);
 		return false;
@@ -265,10 +271,12 @@ static __always_inline bool preempt_local(struct task_struct *p, struct soryu_ta
  * wakee was placed: a preempted task does not resume ahead of a starving
  * level (resume_at_head()). In those cases the displaced task goes back
  * to its level as any preempted task does.
+ * Verified once, on its own, as preempt_local() is.
  */
-static bool resume_behind_wakee(struct task_struct *p, struct soryu_task_ctx *tctx, u64 slice,
-				struct soryu_stats *st)
+__verified_once bool resume_behind_wakee(struct task_struct *p __arg_trusted)
 {
+	struct soryu_stats *st = this_stats();
+	struct soryu_task_ctx *tctx;
 	struct cpu_ctx *cctx;
 	struct llc_queues *q;
 	u32 zero = 0;
@@ -276,13 +284,13 @@ static bool resume_behind_wakee(struct task_struct *p, struct soryu_task_ctx *tc
 	if (!(cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)) || !READ_ONCE(cctx->resume_behind))
 		return false;
 	WRITE_ONCE(cctx->resume_behind, false);
-	if (vtime_on || scx_bpf_task_cpu(p) != bpf_get_smp_processor_id() ||
+	if (!(tctx = lookup_task_ctx(p)) || vtime_on || scx_bpf_task_cpu(p) != bpf_get_smp_processor_id() ||
 	    !scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL) || !(q = queues_of(cctx->llc)) ||
 	    READ_ONCE(q->starving))
 		return false;
 	count_level(tctx, 0);
 	pin_leave(p, tctx);
-	if (!scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice, 0))
+	if (!scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice_left(tctx), 0))
 		return false;	/* never: to its level, then */
 	stat_add(st, SORYU_CNT_DIRECT, 1);
 	count_enqueue(st, tctx, tctx->enq_level);

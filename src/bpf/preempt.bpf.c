@@ -264,52 +264,89 @@ static bool kick_idle(struct task_struct *p, struct soryu_stats *st)
 }
 
 /*
+ * find_victim()'s answer in one scalar: the victim CPU in the low word
+ * and the level it was seen running in the high word, or VICTIM_NONE. A
+ * verified-once function cannot hand a map pointer back through its
+ * caller's stack, so the caller looks the CPU's cpu_ctx up again.
+ */
+#define VICTIM_NONE	(-1LL)
+
+static s64 victim_pack(s32 cpu, u32 level)
+{
+	return ((s64)level << 32) | (u32)cpu;
+}
+
+static s32 victim_cpu(s64 v)
+{
+	return (s32)(u32)v;
+}
+
+static u32 victim_level(s64 v)
+{
+	return (u64)v >> 32;
+}
+
+/*
  * A CPU for @p, queued (or about to be) at @lvl, that no idle CPU took:
  * its last CPU if that runs a worse level, else the CPU running the worst
  * level strictly worse than @lvl (BMQ lets an equal level finish its
- * slice), in @v; false when there is none. The last CPU first keeps a
- * woken task where its cache is, and usually saves the search. The search
- * reads the LLC summaries (pick_llc(), nearest LLC first on a tie) and
- * then the CPUs of the LLC chosen; when that LLC offers no victim (its
- * CPUs claimed by other wakeups, or the summary a moment old), the CPUs
- * of the next worst LLC, and no more: a victim left in a third LLC only
- * costs @p the wait for a slice end, which the starvation bound already
- * counts. A task that may not use every CPU reads the CPUs it may use
- * instead: the summaries do not say which LLCs those are.
+ * slice), packed (victim_pack()); VICTIM_NONE when there is none. The
+ * last CPU first keeps a woken task where its cache is, and usually saves
+ * the search. The search reads the LLC summaries (pick_llc(), nearest LLC
+ * first on a tie) and then the CPUs of the LLC chosen; when that LLC
+ * offers no victim (its CPUs claimed by other wakeups, or the summary a
+ * moment old), the CPUs of the next worst LLC, and no more: a victim left
+ * in a third LLC only costs @p the wait for a slice end, which the
+ * starvation bound already counts. A task that may not use every CPU
+ * reads the CPUs it may use instead: the summaries do not say which LLCs
+ * those are.
+ * Verified once, on its own: inlined into ops.enqueue beside the local
+ * preemption (preempt_local()), the verifier walked 195,810 instructions
+ * for soryu_enqueue, and each load took 10-12 s (tests/vm/cycles.sh).
  */
-static bool find_victim(struct task_struct *p, u32 lvl, struct victim *v, struct soryu_stats *st)
+__verified_once s64 find_victim(struct task_struct *p __arg_trusted, u32 lvl)
 {
+	struct soryu_stats *st = this_stats();
+	struct victim v = { .cpu = -1, .level = lvl };
 	s32 prev = scx_bpf_task_cpu(p), llc;
 	u32 zero = 0, l, nr_cpus = scx_bpf_nr_cpu_ids();
 	struct cpu_ctx *cctx;
 	bool prev_ok = bpf_cpumask_test_cpu(prev, p->cpus_ptr);
 
-	v->cpu = -1;
-	v->level = lvl;
-	v->cctx = NULL;
 	if (prev_ok && (cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, prev)) &&
-	    (l = target_level(cctx)) > lvl) {
-		v->cpu = prev;
-		v->level = l;
-		v->cctx = cctx;
-		return true;
-	}
+	    (l = target_level(cctx)) > lvl)
+		return victim_pack(prev, l);
 	/* its one CPU, judged just now: nowhere else to look */
 	if (prev_ok && p->nr_cpus_allowed == 1)
-		return false;
+		return VICTIM_NONE;
 
 	stat_add(st, SORYU_CNT_PREEMPT_SCAN, 1);
 	/* prev's place in an LLC's list is not known: its id spreads ties as well */
-	v->from = prev;
+	v.from = prev;
 	if (p->nr_cpus_allowed < nr_cpus) {
 		stat_add(st, SORYU_CNT_PREEMPT_FALLBACK, 1);
-		scan_victims(p, v, false, 0, nr_cpus);
+		scan_victims(p, &v, false, 0, nr_cpus);
 	} else if ((llc = pick_llc(lvl, prev, -1)) >= 0) {
-		scan_llc(p, v, llc);
-		if (v->cpu < 0 && (llc = pick_llc(lvl, prev, llc)) >= 0)
-			scan_llc(p, v, llc);
+		scan_llc(p, &v, llc);
+		if (v.cpu < 0 && (llc = pick_llc(lvl, prev, llc)) >= 0)
+			scan_llc(p, &v, llc);
 	}
-	return v->cpu >= 0 && v->cctx;
+	return v.cpu >= 0 && v.cctx ? victim_pack(v.cpu, v.level) : VICTIM_NONE;
+}
+
+/*
+ * Kick the victim find_victim() returned (@v) for a task of level @lvl
+ * (kick_victim()), or count that there was none.
+ */
+static void kick_found(s64 v, u32 lvl, u64 gran, struct soryu_stats *st)
+{
+	struct cpu_ctx *vctx;
+	u32 zero = 0;
+
+	if (v != VICTIM_NONE && (vctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, victim_cpu(v))))
+		kick_victim(victim_cpu(v), vctx, lvl, victim_level(v), gran);
+	else
+		stat_add(st, SORYU_CNT_PREEMPT_NONE, 1);
 }
 
 /*
@@ -321,15 +358,10 @@ static bool find_victim(struct task_struct *p, u32 lvl, struct victim *v, struct
 static void try_preempt(struct task_struct *p, u32 lvl, bool idle, u64 gran,
 			struct soryu_stats *st)
 {
-	struct victim v;
-
 	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
 	if (idle && kick_idle(p, st))
 		return;
-	if (find_victim(p, lvl, &v, st) && v.cctx)
-		kick_victim(v.cpu, v.cctx, lvl, v.level, gran);
-	else
-		stat_add(st, SORYU_CNT_PREEMPT_NONE, 1);
+	kick_found(find_victim(p, lvl), lvl, gran, st);
 }
 
 /*
