@@ -44,8 +44,11 @@ struct llc_queues {
 	 * read-mostly.
 	 */
 	u64 last_served[64] __attribute__((aligned(64)));
-	/* when to peek at each level's head for the starvation rule again */
-	u64 next_look[64] __attribute__((aligned(64)));
+	/*
+	 * When the anti-starvation pass next looks at every level of this
+	 * LLC (serve_starved()); between looks it reads only `starving`.
+	 */
+	u64 next_look __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
 
 struct {

@@ -115,42 +115,43 @@ static bool head_stale(u64 dsq, u64 now, u64 *at)
 /*
  * Is @lvl of LLC @llc (queues @q) starving? If so, *at is since when: its
  * head's queue stamp, or the level's last serve. Two rules:
- *  - per task: its head waited past starve_ns. Peeking every level on every
- *    dispatch would double dispatch's cost, so a level is looked at once per
- *    starve_ns / 8 (next_look[]), and a level found stale is marked in
- *    `starving`, which every CPU of the LLC checks on each dispatch until the
- *    head is fresh. Detection is late by at most starve_ns / 8.
- *  - per level: it was not served for starve_ns (last_served[]). Free (a
- *    compare), and it covers a --vtime level whose stale task sits behind
- *    a fresh head.
+ *  - per task: its head waited past starve_ns;
+ *  - per level: it was not served for starve_ns (last_served[]), which
+ *    covers a --vtime level whose stale task sits behind a fresh head.
+ * A level found starving is marked in `starving`, and a marked level is
+ * checked on every dispatch of the LLC's CPUs until neither rule holds
+ * (it was served, or emptied). The others are checked only on a look
+ * (@look), which serve_starved() makes once per starve_ns / 16 per LLC:
+ * detection is late by at most that. A level counted empty
+ * (count_level(): the count is never below the DSQ's) is not peeked at;
+ * its stamp is moved to now instead, so that a task arriving there later
+ * is not taken for one that waited since the level's last serve (a check
+ * may then fire up to a sixteenth early, as note_served() allows, never
+ * late).
  */
-static bool level_starving(struct llc_queues *q, u32 llc, u32 lvl, u64 now, u64 *at)
+static __always_inline bool level_starving(struct llc_queues *q, u32 llc, u32 lvl, u64 now,
+					   bool look, u64 *at)
 {
-	u64 *ls = QV(q->last_served, lvl), *nl = QV(q->next_look, lvl);
-	u64 bit = 1ULL << lvl, dsq = LEVEL_DSQ(llc, lvl);
+	u64 bit = 1ULL << lvl;
+	bool marked = READ_ONCE(q->starving) & bit, stale = false;
+	s64 nr;
 
-	if (READ_ONCE(q->starving) & bit) {
-		if (head_stale(dsq, now, at))
-			return true;
-		/* served until fresh: stop looking on every dispatch */
+	if (!marked && !look)
+		return false;
+	nr = READ_ONCE(*QV(q->nr, lvl));
+	if (nr <= 0) {
+		note_served(q, lvl, now);
+	} else if (head_stale(LEVEL_DSQ(llc, lvl), now, at)) {
+		stale = true;
+	} else {
+		*at = READ_ONCE(*QV(q->last_served, lvl));
+		stale = time_after(now, *at + starve_ns);
+	}
+	if (stale && !marked)
+		__sync_fetch_and_or(&q->starving, bit);
+	else if (!stale && marked)
 		__sync_fetch_and_and(&q->starving, ~bit);
-	} else if (time_after(now, READ_ONCE(*nl))) {
-		/* racing CPUs may both look: harmless, and rare */
-		WRITE_ONCE(*nl, now + (starve_ns >> 3));
-		if (head_stale(dsq, now, at)) {
-			__sync_fetch_and_or(&q->starving, bit);
-			return true;
-		}
-	}
-	*at = READ_ONCE(*ls);
-	if (!time_after(now, *at + starve_ns))
-		return false;
-	if (scx_bpf_dsq_nr_queued(dsq) <= 0) {
-		/* empty: nothing starves here, look again in starve_ns */
-		WRITE_ONCE(*ls, now);
-		return false;
-	}
-	return true;
+	return stale;
 }
 
 /* Serve @lvl of LLC @llc as starving: a task from it, on a grant. */
@@ -187,13 +188,24 @@ __verified_once bool serve_starved(s32 cpu, struct cpu_ctx *cctx, u64 now, struc
 {
 	u64 mask = 0, oldest = 0, at = 0, pin_at = 0;
 	u32 lvl, pick = SORYU_NR_LEVELS, llc = cctx ? cctx->llc : 0;
-	bool pin = cctx && pin_stale(cpu, cctx, now, &pin_at);
+	bool pin = cctx && pin_stale(cpu, cctx, now, &pin_at), look;
 	struct llc_queues *q = queues_of(llc);
 
 	if (!q)
 		return false;
+	/*
+	 * Nothing marked starving and no look due: nothing can be found.
+	 * Most dispatch calls end here; walking the LLC's 33 levels on each
+	 * of them cost a third of dispatch (docs/performance.md). Racing
+	 * CPUs may both look: harmless, and rare.
+	 */
+	look = time_after(now, READ_ONCE(q->next_look));
+	if (!look && !pin && !READ_ONCE(q->starving))
+		return false;
+	if (look)
+		WRITE_ONCE(q->next_look, now + (starve_ns >> 4));
 	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
-		if (!level_starving(q, llc, lvl, now, &at))
+		if (!level_starving(q, llc, lvl, now, look, &at))
 			continue;
 		mask |= 1ULL << lvl;
 		if (pick == SORYU_NR_LEVELS || time_before(at, oldest)) {
