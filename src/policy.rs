@@ -108,7 +108,8 @@ pub fn lat_bucket_lower(idx: usize) -> u64 {
 /// tasks that may use its CPUs starve with it (itself included) and it may
 /// use `cpus` CPUs. `hz` is the kernel's tick rate (0: unknown, 100 is
 /// assumed, the slowest tick a kernel offers). The terms: its threshold,
-/// an eighth more for the rate-limited look at a level's head, one slice
+/// an eighth more for the rate-limited look at the levels (a sixteenth
+/// since the look became one per LLC, starve.bpf.c), one slice
 /// (run to the next tick) for every CPU-round of starving tasks ahead of
 /// it and one more for a CPU to reach its next dispatch; an eighth of the
 /// threshold and one round more for chains of sync wakeups run on their
