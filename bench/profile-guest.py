@@ -4,8 +4,9 @@
 One boot; for every configuration (the kernel's default scheduler, soryu,
 peers), rounds with the order reversed every round, the same fixed job
 (SORYU_PROFILE_JOB: hackbench, message passing, the default; or compile,
-one clean `make -j` of bench/source.sh's Lua 5.4), measured from outside
-the scheduler:
+one clean `make -j` of bench/source.sh's Lua 5.4), with the benchmark's
+cyclictest waker beside each job if SORYU_PROFILE_WAKER=1, measured from
+outside the scheduler:
 
 - the job's own time (hackbench prints it; the build's wall time);
 - where the CPUs' time went during the job: user, system, irq and
@@ -17,6 +18,7 @@ the scheduler:
 - per BPF program, the calls and run time during the job
   (kernel.bpf_stats_enabled=1, `bpftool prog show`): the same figure for
   soryu and for a peer;
+- the waker's wakeup latency (p50, p99, the share over 1 ms), when it ran;
 - sched_ext's own event counters (root/events), and for soryu its counters
   (preemption kicks, dispatches, ...) from its --report-json.
 
@@ -32,7 +34,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from guest import SYSFS, boot_config, scx_state as state  # noqa: E402  (bench/guest.py)
-from workloads import COMPILE_MAKE, Failed, compile_tree  # noqa: E402  (bench/workloads.py)
+from workloads import COMPILE_MAKE, Failed, compile_tree, cyclictest_cmd, latency_figures  # noqa: E402  (bench/workloads.py)
 
 JOB_KIND = os.environ.get("SORYU_PROFILE_JOB", "hackbench")
 HACKBENCH = ["hackbench", "-g", "4", "-l", "50"]
@@ -41,6 +43,9 @@ HACKBENCH_THREADS = HACKBENCH + ["--threads", "--pipe"]
 # A clean build each job: the tree is unpacked once, `make clean` is not timed.
 BUILD = COMPILE_MAKE
 JOB = {"compile": BUILD, "hackbench-threads": HACKBENCH_THREADS}.get(JOB_KIND, HACKBENCH)
+# SORYU_PROFILE_WAKER=1: the benchmark's cyclictest waker (bench/workloads.py)
+# runs beside every job, as in bench/run.sh's build and latency workloads
+WAKER = os.environ.get("SORYU_PROFILE_WAKER", "0") == "1"
 CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq")
 
 
@@ -77,9 +82,11 @@ def bpf_progs():
 def start(config, outdir, rnd):
     if config == "eevdf":
         return None
-    if config == "soryu":
-        cmd = [os.environ["SORYU_BIN"], "--kconfig", os.environ["SORYU_KCONFIG"], "--report-sec", "1",
-               "--report-json", f"{outdir}/profile-soryu-r{rnd}.soryu.jsonl"]
+    if config in ("soryu", "soryu-base"):
+        # soryu-base: another build, the binary SORYU_BASE_BIN names (bench/run.sh)
+        binary = os.environ["SORYU_BASE_BIN" if config == "soryu-base" else "SORYU_BIN"]
+        cmd = [binary, "--kconfig", os.environ["SORYU_KCONFIG"], "--report-sec", "1",
+               "--report-json", f"{outdir}/profile-{config}-r{rnd}.soryu.jsonl"]
     else:
         # a peer reads the kernel's config from /boot (bench/guest.py)
         boot_config()
@@ -121,7 +128,7 @@ def soryu_counters(path):
     """soryu's counters summed over its whole run (the jobs, and 2 s of
     settling before them)."""
     keys = ("enqueue", "direct", "dispatch", "dispatch_empty", "dispatch_keep", "probes", "preempt_attempts",
-            "preempt_idle", "preempt_kicks", "preempt_none", "preempt_deferred", "preempt_scans", "preempt_fallbacks", "pinned", "wakeups", "stale_kicks", "starve_serve")
+            "preempt_idle", "preempt_kicks", "preempt_local", "sync_local", "preempt_none", "preempt_deferred", "preempt_scans", "preempt_fallbacks", "pinned", "wakeups", "stale_kicks", "starve_serve")
     tot = dict.fromkeys(keys, 0)
     try:
         lines = open(path).read().splitlines()
@@ -135,14 +142,20 @@ def soryu_counters(path):
     return tot
 
 
-def run_job(config, path, tree):
-    """One job under `perf stat -a`; its time in seconds."""
+def run_job(config, path, tree, waker_path):
+    """One job under `perf stat -a`, with the waker beside it if
+    waker_path is set; its time in seconds."""
     if tree:
         subprocess.run(["make", "-s", "clean"], cwd=tree, capture_output=True, check=True)
+    waker = subprocess.Popen(cyclictest_cmd(0, waker_path), stdout=subprocess.DEVNULL) if waker_path else None
     t0 = time.monotonic()
     r = subprocess.run(["perf", "stat", "-a", "-x,", "-o", path, "-e", "context-switches,cpu-migrations", "--"]
                        + JOB, capture_output=True, text=True, cwd=tree)
     wall = time.monotonic() - t0
+    if waker:
+        waker.send_signal(signal.SIGINT)
+        if waker.wait(30) != 0:
+            sys.exit(f"profile: {config}: the cyclictest waker exited with status {waker.returncode}")
     if r.returncode != 0:
         sys.exit(f"profile: {config}: {JOB[0]} failed: {(r.stderr or r.stdout).strip()[-200:]}")
     if tree:
@@ -157,13 +170,22 @@ def one(config, rnd, outdir, jobs, tree):
     p = start(config, outdir, rnd)
     time.sleep(2)  # settle
     ev0, bpf0, cpu0 = events(), bpf_progs(), cpu_ticks()
-    times, stat = [], {"context-switches": 0, "cpu-migrations": 0}
+    times, stat, waker = [], {"context-switches": 0, "cpu-migrations": 0}, []
     t0 = time.monotonic()
     for j in range(jobs):
         path = f"{outdir}/perf-{config}-r{rnd}-{j}.txt"
-        times.append(run_job(config, path, tree))
+        waker_path = f"{outdir}/cyclictest-{config}-r{rnd}-{j}.json" if WAKER else None
+        times.append(run_job(config, path, tree, waker_path))
         for k, v in perf_stat(path).items():
             stat[k] += v
+        if waker_path:
+            try:
+                # one bucket: the profile keeps the figures, not the histogram
+                fig = latency_figures(waker_path, [0])
+                fig.pop("hist")
+                waker.append(fig)
+            except Failed as e:
+                sys.exit(f"profile: {config}: {e}")
     wall = time.monotonic() - t0
     ev1, bpf1, cpu1 = events(), bpf_progs(), cpu_ticks()
     stop(p)
@@ -174,9 +196,10 @@ def one(config, rnd, outdir, jobs, tree):
         "bpf": {k: {"calls": c - bpf0.get(k, (0, 0))[0], "ns": n - bpf0.get(k, (0, 0))[1]}
                 for k, (c, n) in bpf1.items()},
         "events": {k: v - ev0.get(k, 0) for k, v in ev1.items() if v - ev0.get(k, 0)},
+        "waker": waker,
     }
-    if config == "soryu":
-        res["soryu"] = soryu_counters(f"{outdir}/profile-soryu-r{rnd}.soryu.jsonl")
+    if config in ("soryu", "soryu-base"):
+        res["soryu"] = soryu_counters(f"{outdir}/profile-{config}-r{rnd}.soryu.jsonl")
     json.dump(res, open(f"{outdir}/profile-{config}-r{rnd}.json", "w"), indent=1)
     print(f"round {rnd}: {config}: {JOB[0]} {sum(times) / len(times):.2f} s a job, "
           f"{stat['context-switches']} switches, {stat['cpu-migrations']} migrations", flush=True)

@@ -12,7 +12,8 @@
 # default; hackbench-threads: the same with --threads --pipe;
 # compile: one clean `make -j` of Lua 5.4, bench/source.sh),
 # SORYU_PROFILE_ROUNDS (2), SORYU_PROFILE_JOBS (2 per run), SORYU_VM_CPUS
-# (2); peers are built by bench/peers.sh.
+# (2), SORYU_PROFILE_WAKER (1: the benchmark's cyclictest waker beside each
+# job; 0, the default: the job alone); peers are built by bench/peers.sh.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
@@ -32,10 +33,20 @@ case $SORYU_PROFILE_JOB in
   *) echo "bench/profile.sh: SORYU_PROFILE_JOB=$SORYU_PROFILE_JOB is not a job; use hackbench, hackbench-threads or compile" >&2; exit 2 ;;
 esac
 peers=()
-for c in "$@"; do case $c in eevdf | soryu) ;; *) peers+=("$c") ;; esac; done
+for c in "$@"; do case $c in eevdf | soryu) ;; soryu-base)
+  # another build (bench/run.sh): absolute, as the guest runs it from another directory
+  [ -x "${SORYU_BASE_BIN:-}" ] || { echo "bench/profile.sh: soryu-base needs SORYU_BASE_BIN, the path of the other build's scx_soryu" >&2; exit 2; }
+  case $SORYU_BASE_BIN in /*) ;; *) SORYU_BASE_BIN=$repo/$SORYU_BASE_BIN ;; esac
+  export SORYU_BASE_BIN ;;
+  *) peers+=("$c") ;; esac; done
 [ ${#peers[@]} -eq 0 ] || bench/peers.sh "${peers[@]}"
 rounds=${SORYU_PROFILE_ROUNDS:-2} jobs=${SORYU_PROFILE_JOBS:-2}
-name=profile-$SORYU_PROFILE_JOB-${SORYU_VM_CPUS:-2}cpu
+case ${SORYU_PROFILE_WAKER:=0} in
+  0 | 1) ;;
+  *) echo "bench/profile.sh: SORYU_PROFILE_WAKER=$SORYU_PROFILE_WAKER is neither 0 nor 1" >&2; exit 2 ;;
+esac
+export SORYU_PROFILE_WAKER
+name=profile-$SORYU_PROFILE_JOB-${SORYU_VM_CPUS:-2}cpu$([ "$SORYU_PROFILE_WAKER" = 0 ] || echo -waker)
 SORYU_PEERS=$repo/target/peers vm/run.sh --name "$name" bench/profile.sh --in-guest "$rounds" "$jobs" "$@"
 python3 - target/vm-results/"$name" <<'PY'
 import collections, glob, json, os, statistics, sys
@@ -62,6 +73,11 @@ row("CPU irq + softirq (s)", lambda r: cpu(r, "irq", "softirq"), "{:.2f}")
 row("CPU idle + iowait (s)", lambda r: cpu(r, "idle", "iowait"), "{:.2f}")
 row("context switches", lambda r: r["context_switches"] / r["jobs"])
 row("CPU migrations", lambda r: r["migrations"] / r["jobs"])
+waker = lambda r, k: statistics.median(w[k] for w in r["waker"]) if r.get("waker") else float("nan")
+if any(r.get("waker") for rs in runs.values() for r in rs):
+    row("waker p50 (us)", lambda r: waker(r, "ext_wake_p50_us"))
+    row("waker p99 (us)", lambda r: waker(r, "ext_wake_p99_us"))
+    row("waker over 1 ms (%)", lambda r: waker(r, "ext_wake_over_1ms_pct"), "{:.2f}")
 row("BPF calls, all callbacks", lambda r: sum(v["calls"] for v in r["bpf"].values()) / r["jobs"])
 row("BPF time, all callbacks (ms)", lambda r: sum(v["ns"] for v in r["bpf"].values()) / r["jobs"] / 1e6, "{:.1f}")
 print()
@@ -82,9 +98,11 @@ for c in cfgs:
     if evs:
         print(f"{c}: sched_ext events per job: " + ", ".join(
             f"{k.removeprefix('SCX_EV_')} {med([r['events'].get(k, 0) / r['jobs'] for r in runs[c]]):.0f}" for k in evs) + "\n")
-if "soryu" in runs:
-    s = runs["soryu"]
-    print("soryu's counters per job (its whole run, median over rounds):\n")
+for c in ("soryu", "soryu-base"):
+    if c not in runs:
+        continue
+    s = runs[c]
+    print(f"{c}'s counters per job (its whole run, median over rounds):\n")
     keys = list(s[0]["soryu"])
     print("| " + " | ".join(keys) + " |")
     print("|" + "---|" * len(keys))

@@ -309,8 +309,10 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	tctx->resume = false;
 	/*
 	 * The wakeup granularity protects a waker that is about to sleep
-	 * (a sync wakeup: a pipe or socket write) and every requeue, not a
-	 * wakeup from a timer, an interrupt or a futex (kick_victim()).
+	 * (a sync wakeup: a pipe or socket write) and a parent from its new
+	 * child, not a task woken by a timer, an interrupt or a futex
+	 * (kick_victim()). (Other enqueues without the wakeup flag are
+	 * requeues, which kick no busy CPU at all: victim_bar().)
 	 * select_cpu, which sets the flag, is not called for every wakeup
 	 * (never for a task that may use one CPU): cleared here, it never
 	 * outlives the enqueue it was meant for.
@@ -362,6 +364,18 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	if (how == REQUEUE_RESUME && resume_behind_wakee(p))
 		return;
 	if (pins_to_one_cpu(p)) {
+		/*
+		 * Its one CPU, judged by find_victim(): a wakeup that may
+		 * preempt it goes straight onto its local DSQ, as a shared
+		 * task's does (preempt_local() checks the CPU's own queue for
+		 * a task as good that queued first). A waker pinned to one
+		 * CPU, as cyclictest pins its thread, otherwise cost its CPU
+		 * two dispatch calls per wakeup.
+		 */
+		stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
+		v = find_victim(p, victim_bar(p, lvl, enq_flags));
+		if (preempt_local(p, v, gran, enq_flags))
+			return;
 		/* its CPU's own queue: counted on no shared level */
 		count_level(tctx, 0);
 		if (!pin_enqueue(p, tctx, lvl, slice, how, enq_flags)) {
@@ -370,8 +384,9 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		}
 		stat_add(st, SORYU_CNT_PINNED, 1);
 		count_enqueue(st, tctx, lvl);
-		/* its own CPU may idle */
-		try_preempt(p, lvl, true, gran, st);
+		/* its own CPU may idle; else the victim found above, kicked */
+		if (!kick_idle(p, st))
+			kick_found(v, lvl, gran, st);
 		return;
 	}
 	pin_leave(p, tctx);
@@ -379,7 +394,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	/* no CPU idle: a victim, then the task onto it or onto its level */
 	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
-	v = find_victim(p, lvl);
+	v = find_victim(p, victim_bar(p, lvl, enq_flags));
 	if (preempt_local(p, v, gran, enq_flags))
 		return;
 	if (!queue_on_level(p, tctx, lvl, slice, how, enq_flags)) {

@@ -74,8 +74,8 @@ static int kick_timer_fn(void *map, int *key, struct kick_timer *kt)
  * passing needs it: a sender that every woken receiver preempts at once
  * writes one message per context switch (docs/performance.md). The added
  * wait is at most the granularity. Only for a sync wakeup (the waker is
- * about to sleep, as a pipe or socket writer says it is) or a requeue:
- * a task woken by a timer or an interrupt, an interactive task's usual
+ * about to sleep, as a pipe or socket writer says it is) or a new task
+ * (other enqueues without a wakeup kick no busy CPU: victim_bar()): a task woken by a timer or an interrupt, an interactive task's usual
  * wakeup, waited out the granularity beside CPU hogs for nothing, and
  * more of its wakeups took over 1 ms than under the default scheduler
  * (docs/performance.md). A CPU going idle (SORYU_LVL_NONE) is kicked at
@@ -350,18 +350,38 @@ static void kick_found(s64 v, u32 lvl, u64 gran, struct soryu_stats *st)
 }
 
 /*
- * After queueing @p at @lvl, find it a CPU: with @idle, an idle one
- * (kick_idle()); else the victim find_victim() picks, kicked
- * (kick_victim()). @gran not 0: the kick may wait for the wakeup
- * granularity.
+ * The level a CPU must run worse than for @p's enqueue at @lvl to take it
+ * from its task. A wakeup (SCX_ENQ_WAKEUP) or a new task's first enqueue
+ * (it never ran: the kernel's wakeup of a forked task carries no wakeup
+ * flag): any worse level, BMQ's preemption, which is what puts a woken
+ * task ahead of CPU hogs. Any other enqueue is a requeue (a slice used
+ * up, a preempted task, a task handed back): only a CPU going idle
+ * (SORYU_LVL_NONE), which has nothing to lose and may otherwise sleep
+ * with @p queued. A requeued task better than what another CPU runs waits
+ * for the next CPU to look (a slice end, a task blocking) instead, as in
+ * BMQ, which checks for preemption when a task wakes or is new and not
+ * when one is put back. Kicking for requeues let every preemption spread:
+ * the task a waker displaced kicked another CPU's worse task off in turn
+ * (tests/vm/policy.sh requeue). The wait this adds is at most a slice
+ * end, which the starvation bound already counts.
  */
-static void try_preempt(struct task_struct *p, u32 lvl, bool idle, u64 gran,
-			struct soryu_stats *st)
+static u32 victim_bar(const struct task_struct *p, u32 lvl, u64 enq_flags)
+{
+	return (enq_flags & SCX_ENQ_WAKEUP) || !p->se.sum_exec_runtime ? lvl : SORYU_LVL_WORST;
+}
+
+/*
+ * After queueing @p at @lvl, find it a CPU: an idle one (kick_idle());
+ * else the victim find_victim() picks among the CPUs running worse than
+ * @bar (victim_bar()), kicked (kick_victim()). @gran not 0: the kick may
+ * wait for the wakeup granularity.
+ */
+static void try_preempt(struct task_struct *p, u32 lvl, u32 bar, u64 gran, struct soryu_stats *st)
 {
 	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
-	if (idle && kick_idle(p, st))
+	if (kick_idle(p, st))
 		return;
-	kick_found(find_victim(p, lvl), lvl, gran, st);
+	kick_found(find_victim(p, bar), lvl, gran, st);
 }
 
 /*
