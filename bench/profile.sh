@@ -43,12 +43,12 @@ for c in "$@"; do case $c in eevdf | soryu) ;; soryu-base)
 rounds=${SORYU_PROFILE_ROUNDS:-2} jobs=${SORYU_PROFILE_JOBS:-2}
 case ${SORYU_PROFILE_WAKER:=0} in
   0 | 1) ;;
-  *) echo "bench/profile.sh: SORYU_PROFILE_WAKER=$SORYU_PROFILE_WAKER is neither 0 nor 1" >&2; exit 2 ;;
+  *) echo "bench/profile.sh: SORYU_PROFILE_WAKER=$SORYU_PROFILE_WAKER is neither 0 nor 1; use 1 for the waker beside each job, 0 for the job alone" >&2; exit 2 ;;
 esac
 export SORYU_PROFILE_WAKER
 name=profile-$SORYU_PROFILE_JOB-${SORYU_VM_CPUS:-2}cpu$([ "$SORYU_PROFILE_WAKER" = 0 ] || echo -waker)
 SORYU_PEERS=$repo/target/peers vm/run.sh --name "$name" bench/profile.sh --in-guest "$rounds" "$jobs" "$@"
-python3 - target/vm-results/"$name" <<'PY'
+python3 - "${SORYU_VM_RESULTS:-target/vm-results}/$name" <<'PY'
 import collections, glob, json, os, statistics, sys
 d = sys.argv[1]
 runs = collections.defaultdict(list)

@@ -148,6 +148,15 @@ SORYU_BASE_BIN= bench -o "$tmp/nobase" -r 1 eevdf soryu-base >"$tmp/nobase.log" 
 one_line "soryu-base without SORYU_BASE_BIN refused" "$tmp/nobase.log" "$rc" "soryu-base needs SORYU_BASE_BIN"
 check "soryu-base without SORYU_BASE_BIN: nothing written" test ! -e "$tmp/nobase"
 
+# 2c. the profile (bench/profile.sh): its settings refused before a VM boots
+rc=0
+SORYU_BASE_BIN= SORYU_VM_RESULTS=$tmp/pvm bench/profile.sh eevdf soryu-base >"$tmp/pbase.log" 2>&1 || rc=$?
+one_line "profile: soryu-base without SORYU_BASE_BIN refused" "$tmp/pbase.log" "$rc" "soryu-base needs SORYU_BASE_BIN"
+rc=0
+SORYU_PROFILE_WAKER=yes SORYU_VM_RESULTS=$tmp/pvm bench/profile.sh eevdf soryu >"$tmp/pwaker.log" 2>&1 || rc=$?
+one_line "profile: SORYU_PROFILE_WAKER=yes refused" "$tmp/pwaker.log" "$rc" "SORYU_PROFILE_WAKER=yes is neither 0 nor 1"
+check "profile: nothing booted" test ! -e "$tmp/pvm"
+
 if [ "$(id -u)" = 0 ]; then
   # a stand-in sched_ext directory and scheduler: "enabled" until SIGINT
   sys=$tmp/sys
