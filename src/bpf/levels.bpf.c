@@ -354,7 +354,7 @@ static int repair_sweep(void *map, int *key, struct bpf_timer *timer)
 			bpf_rcu_read_lock();
 			head = __COMPAT_scx_bpf_dsq_peek(LEVEL_DSQ(l, lvl));
 			if (head)
-				try_preempt(head, lvl, lvl, true, this_stats());
+				try_preempt(head, lvl, true, this_stats());
 			bpf_rcu_read_unlock();
 		}
 	}

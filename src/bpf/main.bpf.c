@@ -343,7 +343,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	/*
 	 * A task still holding a starvation grant is back before its slice ran
 	 * out: a kick aimed at this CPU before the grant showed in cpu_ctx
-	 * (try_preempt() reads it without a lock), or a higher class took the
+	 * (find_victim() reads it without a lock), or a higher class took the
 	 * CPU. It resumes where it was, ahead of everything else there, on
 	 * what is left of its slice. Sending it back through its level instead
 	 * would need a second serve, which restarts the level's starvation
@@ -460,10 +460,12 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 		/*
 		 * Nothing better queued, but @prev shares its core while a
 		 * whole core is idle: let it go, with its slice spent, so
-		 * that the kernel queues it (SCX_ENQ_LAST) and try_preempt()
+		 * that the kernel queues it (SCX_ENQ_LAST) and place_on_idle()
 		 * claims it a whole idle core (smt.bpf.c). Shown as going
 		 * idle: if that claim fails, the victim search kicks this CPU
-		 * back to take @prev again, so @prev never waits unwatched.
+		 * back to take @prev again (a CPU going idle is the one victim
+		 * a requeue may kick: victim_bar()), so @prev never waits
+		 * unwatched.
 		 */
 		if (cctx)
 			show_level(cctx, SORYU_LVL_NONE);
@@ -482,7 +484,7 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 		/*
 		 * Going idle. Until the kernel marks this CPU idle, a waking task
 		 * finds it neither idle nor running a level it could preempt:
-		 * show it as running the worst level, so try_preempt() kicks it.
+		 * show it as running the worst level, so find_victim() picks it.
 		 */
 		if (cctx)
 			show_level(cctx, SORYU_LVL_NONE);

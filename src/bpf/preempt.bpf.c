@@ -75,7 +75,8 @@ static int kick_timer_fn(void *map, int *key, struct kick_timer *kt)
  * writes one message per context switch (docs/performance.md). The added
  * wait is at most the granularity. Only for a sync wakeup (the waker is
  * about to sleep, as a pipe or socket writer says it is) or a new task
- * (other enqueues without a wakeup kick no busy CPU: victim_bar()): a task woken by a timer or an interrupt, an interactive task's usual
+ * (other enqueues without a wakeup kick no busy CPU: victim_bar()): a
+ * task woken by a timer or an interrupt, an interactive task's usual
  * wakeup, waited out the granularity beside CPU hogs for nothing, and
  * more of its wakeups took over 1 ms than under the default scheduler
  * (docs/performance.md). A CPU going idle (SORYU_LVL_NONE) is kicked at
@@ -371,17 +372,17 @@ static u32 victim_bar(const struct task_struct *p, u32 lvl, u64 enq_flags)
 }
 
 /*
- * After queueing @p at @lvl, find it a CPU: an idle one (kick_idle());
- * else the victim find_victim() picks among the CPUs running worse than
- * @bar (victim_bar()), kicked (kick_victim()). @gran not 0: the kick may
- * wait for the wakeup granularity.
+ * After queueing @p at @lvl, find it a CPU as a wakeup would get one: an
+ * idle one (kick_idle()); else the victim find_victim() picks, kicked
+ * (kick_victim()). @gran not 0: the kick may wait for the wakeup
+ * granularity.
  */
-static void try_preempt(struct task_struct *p, u32 lvl, u32 bar, u64 gran, struct soryu_stats *st)
+static void try_preempt(struct task_struct *p, u32 lvl, u64 gran, struct soryu_stats *st)
 {
 	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
 	if (kick_idle(p, st))
 		return;
-	kick_found(find_victim(p, bar), lvl, gran, st);
+	kick_found(find_victim(p, lvl), lvl, gran, st);
 }
 
 /*

@@ -10,7 +10,7 @@
  * units while a core idles. The default scheduler's load balancing moves
  * such a task; soryu moves it at its next slice end: dispatch lets it go
  * (smt_crowded()), the kernel hands it to ops.enqueue with SCX_ENQ_LAST
- * (the ops set SCX_OPS_ENQ_LAST for this), and try_preempt() claims a
+ * (the ops set SCX_OPS_ENQ_LAST for this), and place_on_idle() claims a
  * whole idle core for it (claim_idle_cpu()).
  * Measured with tests/vm/topology.sh spread (docs/design.md).
  *
