@@ -128,7 +128,7 @@ def soryu_counters(path):
     """soryu's counters summed over its whole run (the jobs, and 2 s of
     settling before them)."""
     keys = ("enqueue", "direct", "dispatch", "dispatch_empty", "dispatch_keep", "probes", "preempt_attempts",
-            "preempt_idle", "preempt_kicks", "preempt_local", "sync_local", "preempt_none", "preempt_deferred", "preempt_scans", "preempt_fallbacks", "pinned", "wakeups", "stale_kicks", "starve_serve")
+            "preempt_idle", "preempt_kicks", "preempt_local", "sync_local", "cache_hot", "preempt_none", "preempt_deferred", "preempt_scans", "preempt_fallbacks", "pinned", "wakeups", "stale_kicks", "starve_serve")
     tot = dict.fromkeys(keys, 0)
     try:
         lines = open(path).read().splitlines()

@@ -371,6 +371,11 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
         "Wakeups that preempted straight onto their victim CPU's local DSQ.",
         t.count("preempt_local"),
     );
+    o.counter(
+        "scx_soryu_cache_hot_dispatches_total",
+        "Dispatch calls that took, from behind its level's head, a task last run on their CPU.",
+        t.count("cache_hot"),
+    );
     o.family(
         "scx_soryu_dispatch_calls_total",
         "counter",

@@ -26,7 +26,9 @@ use crate::stats::{BpfCost, Hists, Interval};
 /// (tasks let go from a shared SMT core for a whole idle one). 9:
 /// `sync_local` (sync wakeups run next on the waker's CPU). 10:
 /// `preempt_local` (wakeups that preempted onto their victim's local DSQ).
-pub const FORMAT: u32 = 10;
+/// 11: `cache_hot` (dispatch calls that took a task last run on their CPU
+/// from behind its level's head).
+pub const FORMAT: u32 = 11;
 
 /// One line of a --report-json file.
 #[derive(Debug, Clone, Serialize, Deserialize)]

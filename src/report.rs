@@ -73,8 +73,8 @@ pub fn format_text(index: u64, m: &Metrics) -> String {
     let calls = m.dispatch + m.dispatch_empty + m.dispatch_keep + m.smt_moves;
     let _ = writeln!(
         s,
-        "[soryu] #{index:<4} {:>5.1} s | dispatch {:>8} empty {:>7} keep {:>7} smt-move {} | probes/call mean {:>5} p50 {:>2} p99 {:>2} max {:>2} | starve_serve {}",
-        m.duration_s, m.dispatch, m.dispatch_empty, m.dispatch_keep, m.smt_moves, fixed(m.probes_mean, 2),
+        "[soryu] #{index:<4} {:>5.1} s | dispatch {:>8} empty {:>7} keep {:>7} smt-move {} cache-hot {} | probes/call mean {:>5} p50 {:>2} p99 {:>2} max {:>2} | starve_serve {}",
+        m.duration_s, m.dispatch, m.dispatch_empty, m.dispatch_keep, m.smt_moves, m.cache_hot, fixed(m.probes_mean, 2),
         fixed(m.probes_p50, 0), fixed(m.probes_p99, 0), fixed(m.probes_max, 0), m.starve_serve
     );
     for (name, n, p50, p99, p999, max, j, t1, t4, t16) in [

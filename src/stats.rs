@@ -361,6 +361,11 @@ pub struct Metrics {
     )]
     #[serde(default)]
     pub preempt_local: u64,
+    #[stat(
+        desc = "Dispatch calls that took, from behind its level's head, a task last run on their CPU"
+    )]
+    #[serde(default)]
+    pub cache_hot: u64,
     #[stat(desc = "Dispatch calls that moved a task to their CPU")]
     pub dispatch: u64,
     #[stat(desc = "Dispatch calls that found nothing")]
@@ -493,7 +498,7 @@ impl Metrics {
     /// between intervals only per second of interval (compare divides them
     /// by duration_s). Every other integer figure is a state
     /// (tasks_running), not a sum over time.
-    pub const COUNTS: [&'static str; 25] = [
+    pub const COUNTS: [&'static str; 26] = [
         "wakeups",
         "enqueue",
         "pinned",
@@ -501,6 +506,7 @@ impl Metrics {
         "direct",
         "sync_local",
         "preempt_local",
+        "cache_hot",
         "dispatch",
         "dispatch_empty",
         "dispatch_keep",
@@ -603,6 +609,7 @@ impl Interval {
             direct: c(soryu_counter_SORYU_CNT_DIRECT),
             sync_local: c(soryu_counter_SORYU_CNT_SYNC_LOCAL),
             preempt_local: c(soryu_counter_SORYU_CNT_PREEMPT_LOCAL),
+            cache_hot: c(soryu_counter_SORYU_CNT_CACHE_HOT),
             dispatch: c(soryu_counter_SORYU_CNT_DISPATCH),
             dispatch_empty: c(soryu_counter_SORYU_CNT_DISPATCH_EMPTY),
             dispatch_keep: c(soryu_counter_SORYU_CNT_KEEP),

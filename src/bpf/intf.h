@@ -102,6 +102,12 @@ enum soryu_consts {
 	SORYU_MAX_SMT = 8,
 
 	/*
+	 * Tasks of a level a dispatch reads, head first, for one that last
+	 * ran on its CPU (levels.bpf.c: take_cache_hot()).
+	 */
+	SORYU_HOT_LOOK = 4,
+
+	/*
 	 * LLCs the victim search tells apart (llc.bpf.c). The daemon folds a
 	 * machine with more into this many groups: a search then reads more
 	 * CPUs, never misses one.
@@ -148,6 +154,8 @@ enum soryu_counter {
 	SORYU_CNT_SYNC_LOCAL,		/* sync wakeups run next on the waker's CPU */
 	SORYU_CNT_PREEMPT_LOCAL,	/* wakeups that preempted straight onto their
 					 * victim's local DSQ (also counted as kicks) */
+	SORYU_CNT_CACHE_HOT,		/* dispatch calls that took, from behind its
+					 * level's head, a task last run on their CPU */
 	SORYU_NR_COUNTERS,
 };
 

@@ -111,6 +111,7 @@ want = {
     "scx_soryu_direct_dispatches_total": "counter",
     "scx_soryu_sync_local_wakeups_total": "counter",
     "scx_soryu_preempt_local_wakeups_total": "counter",
+    "scx_soryu_cache_hot_dispatches_total": "counter",
     "scx_soryu_dispatch_calls_total": "counter",
     "scx_soryu_dispatch_probes_total": "counter",
     "scx_soryu_starve_serves_total": "counter",
