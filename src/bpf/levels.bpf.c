@@ -212,11 +212,12 @@ static bool probe_level(struct llc_queues *q, u32 llc, u32 lvl, struct soryu_sta
  * What this costs the order within a level, and why the guarantees hold:
  *  - the head is passed over only while its wait (its age, age_at, the
  *    starvation rule's clock) is under starve_ns / 8; older, the next
- *    dispatch in the LLC takes it, as before. So a head waits at most
- *    until that age before taken head first again, and the per-task
- *    starvation rule, which reads the head's age
- *    (head_stale()), still serves it at starve_ns whatever is taken
- *    behind it: the bound in docs/design.md does not move;
+ *    dispatch in the LLC takes it, as before (a stamp from another CPU's
+ *    clock a little ahead of this one reads as old: the head is taken).
+ *    So a head is passed over until that age at most, and the per-task
+ *    starvation rule, which reads the head's age (head_stale()), still
+ *    serves it at starve_ns whatever is taken behind it: the bound in
+ *    docs/design.md does not move;
  *  - tasks are only ever taken out from behind the head, so a FIFO
  *    level's head still carries its oldest age;
  *  - the task taken is of the same level: strict priority between levels
