@@ -330,7 +330,7 @@ c_requeue() {
 }
 
 c_hot() {
-  local h=() i m0=0 m1=0 s0=0 s1=0 t0=() t1=() secs=8 n=$((2 * ncpu)) hot min=0
+  local h=() i m0=0 m1=0 s0=0 s1=0 t0=() t1=() secs=8 n=$((2 * ncpu)) hot min=
   for i in $(seq "$n"); do
     hog 0 "0-$last"
     h+=("$HOG")
@@ -342,7 +342,9 @@ c_hot() {
   sleep "$secs"
   for i in "${!h[@]}"; do
     m1=$((m1 + $(migrations "${h[i]}"))); s1=$((s1 + $(switches "${h[i]}"))); t1+=("$(cputime "${h[i]}")")
-    if [ "$min" = 0 ] || [ $((t1[i] - t0[i])) -lt "$min" ]; then min=$((t1[i] - t0[i])); fi
+    # the least CPU time of one hog (empty until the first is read, so a hog
+    # that got none is kept, not taken for the unset mark)
+    if [ -z "$min" ] || [ $((t1[i] - t0[i])) -lt "$min" ]; then min=$((t1[i] - t0[i])); fi
   done
   kill_all
   sleep 3
