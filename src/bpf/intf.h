@@ -160,6 +160,27 @@ enum soryu_counter {
 };
 
 /*
+ * Timed sections of the callbacks, for profiling builds only
+ * (-DSORYU_SECTIONS, bench/sections.sh; sections.bpf.c). A section's
+ * nanoseconds sit at its index in the map `sections`, its count at index
+ * + SORYU_NR_SECTIONS. bench/sections.sh reads the names from here.
+ */
+enum soryu_section {
+	SORYU_SEC_SERVE_STARVED,	/* dispatch: the anti-starvation pass, its serves included */
+	SORYU_SEC_SCAN_LEVELS,		/* dispatch: the level scan, its moves included */
+	SORYU_SEC_CACHE_HOT,		/* dispatch: take_cache_hot(), its moves included */
+	SORYU_SEC_MOVE_LOCAL,		/* a level's head moved here from this CPU's runqueue */
+	SORYU_SEC_MOVE_REMOTE,		/* ... from another CPU's runqueue (or found gone) */
+	SORYU_SEC_PLACE_IDLE,		/* enqueue: claim an idle CPU and insert there */
+	SORYU_SEC_FIND_VICTIM,		/* enqueue: the victim search */
+	SORYU_SEC_PREEMPT_LOCAL,	/* enqueue: a wakee onto its victim's local DSQ */
+	SORYU_SEC_QUEUE_LEVEL,		/* enqueue: the insert into a level DSQ */
+	SORYU_SEC_SELECT_DFL,		/* select_cpu: the kernel's idle CPU pick */
+	SORYU_SEC_WAKE_ON_WAKER,	/* select_cpu: a sync wakeup onto the waker's CPU */
+	SORYU_NR_SECTIONS,
+};
+
+/*
  * One CPU's statistics, the value of the per-CPU array `stats`. Counters and
  * histograms only ever grow. The longest waits are kept per epoch, which
  * the daemon bumps `stats_epoch` to close (see stats.bpf.c: note_wait()),

@@ -184,7 +184,7 @@ static bool probe_level(struct llc_queues *q, u32 llc, u32 lvl, struct soryu_sta
 	u64 old;
 
 	stat_add(st, SORYU_CNT_PROBES, 1);
-	if (scx_bpf_dsq_move_to_local(dsq, 0))
+	if (TIMED(move_section(dsq), scx_bpf_dsq_move_to_local(dsq, 0)))
 		return true;
 	if (!clear_bitmap)
 		return false;
@@ -275,7 +275,8 @@ __verified_once bool take_level(u32 own, u32 lvl, u64 now, struct soryu_stats *s
 		if (!(q = queues_of(l)) || !(READ_ONCE(q->bitmap) & (1ULL << lvl)) ||
 		    READ_ONCE(*QV(q->nr, lvl)) <= 0)
 			continue;
-		if ((!i && take_cache_hot(l, lvl, now, st)) || probe_level(q, l, lvl, st)) {
+		if ((!i && TIMED(SORYU_SEC_CACHE_HOT, take_cache_hot(l, lvl, now, st))) ||
+		    probe_level(q, l, lvl, st)) {
 			note_served(q, lvl, now);
 			return true;
 		}

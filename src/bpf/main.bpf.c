@@ -21,7 +21,8 @@
  * (victims), levels.bpf.c (each LLC's level queues), pinned.bpf.c (own
  * queues), starve.bpf.c, cgroup.bpf.c (cpu.weight), place.bpf.c (a
  * level DSQ or a claimed idle CPU for ops.enqueue), stint.bpf.c (the
- * callbacks that begin and end a stint on a CPU) and dump.bpf.c. The
+ * callbacks that begin and end a stint on a CPU), dump.bpf.c and
+ * sections.bpf.c (timed sections, in profiling builds only). The
  * design, with the race arguments in full, is in docs/design.md.
  */
 #include <scx/common.bpf.h>
@@ -185,6 +186,9 @@ static struct soryu_task_ctx *lookup_task_ctx(const struct task_struct *p)
 	return bpf_task_storage_get(&task_ctxs, (struct task_struct *)p, 0, 0);
 }
 
+/* Timed sections, in profiling builds only (TIMED()). */
+#include "sections.bpf.c"
+
 /* Statistics: per-CPU counters and histograms. */
 #include "stats.bpf.c"
 
@@ -221,7 +225,7 @@ s32 BPF_STRUCT_OPS(soryu_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wa
 	bool is_idle = false;
 	s32 cpu;
 
-	cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle);
+	cpu = TIMED(SORYU_SEC_SELECT_DFL, scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &is_idle));
 	if (!(tctx = lookup_task_ctx(p)))
 		return cpu;
 	/*
@@ -231,7 +235,7 @@ s32 BPF_STRUCT_OPS(soryu_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wa
 	 */
 	tctx->sync_wake = !is_idle && (wake_flags & SCX_WAKE_SYNC);
 	if (!is_idle) {
-		if (tctx->sync_wake && wake_on_waker(p, tctx)) {
+		if (tctx->sync_wake && TIMED(SORYU_SEC_WAKE_ON_WAKER, wake_on_waker(p, tctx))) {
 			tctx->sync_wake = 0;	/* no ops.enqueue follows */
 			return bpf_get_smp_processor_id();
 		}
@@ -390,14 +394,14 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	pin_leave(p, tctx);
-	if (place_on_idle(p, tctx, slice, enq_flags, st))
+	if (TIMED(SORYU_SEC_PLACE_IDLE, place_on_idle(p, tctx, slice, enq_flags, st)))
 		return;
 	/* no CPU idle: a victim, then the task onto it or onto its level */
 	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
-	v = find_victim(p, victim_bar(p, lvl, enq_flags));
-	if (preempt_local(p, v, gran, enq_flags))
+	v = TIMED(SORYU_SEC_FIND_VICTIM, find_victim(p, victim_bar(p, lvl, enq_flags)));
+	if (TIMED(SORYU_SEC_PREEMPT_LOCAL, preempt_local(p, v, gran, enq_flags)))
 		return;
-	if (!queue_on_level(p, tctx, lvl, slice, how, enq_flags)) {
+	if (!TIMED(SORYU_SEC_QUEUE_LEVEL, queue_on_level(p, tctx, lvl, slice, how, enq_flags))) {
 		stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
 		return;
 	}
@@ -451,7 +455,8 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 	pin = pin_level(cpu, cctx);
 	lim = pin < limit ? pin : limit;
 	llc = cctx ? cctx->llc : 0;
-	if (serve_starved(cpu, cctx, now, st) || scan_levels(llc, lim, now, st) ||
+	if (TIMED(SORYU_SEC_SERVE_STARVED, serve_starved(cpu, cctx, now, st)) ||
+	    TIMED(SORYU_SEC_SCAN_LEVELS, scan_levels(llc, lim, now, st)) ||
 	    (clear_bitmap && sweep_levels(llc, lim, now, st)) ||
 	    (lim < limit && (take_pinned(cpu, st) || scan_levels(llc, limit, now, st) ||
 			     (clear_bitmap && sweep_levels(llc, limit, now, st))))) {
