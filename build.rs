@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 //
 // 1. src/bpf/main.bpf.c -> BPF skeleton, src/bpf/intf.h -> Rust bindings
-//    (the one source of truth for constants shared by BPF and Rust).
+//    (the one source of truth for constants shared by BPF and Rust); the
+//    same program with -DSORYU_SECTIONS (bench/sections.sh), compiled only.
 // 2. src/bpf/policy_host.c -> a host library holding the same policy.h
 //    functions the BPF program runs, for the daemon and its unit tests.
 use std::process::Command;
@@ -52,6 +53,20 @@ fn git_version() {
     println!("cargo:rustc-env=SORYU_GIT=g{sha}{suffix}");
 }
 
+/// The profiling build of bench/sections.sh (-DSORYU_SECTIONS: sections.bpf.c
+/// times the sections TIMED() marks) is compiled on every build too, into an
+/// object and skeleton nothing uses, so a change that breaks that build
+/// fails here rather than at the next profiling run. It is not loaded, so
+/// the verifier sees it only when bench/sections.sh runs it.
+fn sections_build() {
+    scx_cargo::BpfBuilder::new()
+        .expect("scx_cargo: cannot set up the BPF build (is BPF_CLANG=clang-19 installed?)")
+        .add_cflag("-DSORYU_SECTIONS")
+        .enable_skel("src/bpf/main.bpf.c", "sections")
+        .build()
+        .expect("scx_cargo: the -DSORYU_SECTIONS build of bench/sections.sh failed");
+}
+
 fn main() {
     default_bpf_clang();
     git_version();
@@ -61,6 +76,7 @@ fn main() {
         .enable_skel("src/bpf/main.bpf.c", "bpf")
         .build()
         .expect("scx_cargo: BPF build failed");
+    sections_build();
 
     cc::Build::new()
         .file("src/bpf/policy_host.c")

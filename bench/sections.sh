@@ -20,10 +20,17 @@ if [ "${1:-}" = --in-guest ]; then
   hb=$(command -v hackbench) || { echo "bench/sections.sh: no hackbench in the guest (scripts/install-deps.sh installs rt-tests)" >&2; exit 1; }
   case_begin sections
   if sched_start --report-sec 2 && sched_wait_enabled; then
-    cyclictest --policy=other -t 1 -i 1000 -q -m >/dev/null &
-    waker=$!
-    for _ in $(seq "${SORYU_SECTIONS_JOBS:-3}"); do "$hb" -g 4 -l 50 | grep Time; done
-    kill -INT "$waker"; wait "$waker" || true
+    # the benchmark's own waker, as bench/workloads.py defines it
+    mapfile -t waker_cmd < <(python3 -c 'import sys; sys.path.insert(0, "bench"); from workloads import cyclictest_cmd
+print("\n".join(cyclictest_cmd(0, sys.argv[1])))' "$SORYU_OUT/cyclictest.json")
+    if [ "${#waker_cmd[@]}" -gt 1 ]; then
+      "${waker_cmd[@]}" >/dev/null &
+      waker=$!
+      for _ in $(seq "${SORYU_SECTIONS_JOBS:-3}"); do "$hb" -g 4 -l 50 | grep Time; done
+      kill -INT "$waker"; wait "$waker" || true
+    else
+      fail "bench/workloads.py gave no cyclictest command"
+    fi
     bpftool -j map dump name sections > "$SORYU_OUT/sections.json" || fail "bpftool could not read the sections map"
     bpftool -j prog show > "$SORYU_OUT/progs.json" || fail "bpftool could not list the programs"
     sched_stop; sched_wait_disabled
