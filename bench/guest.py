@@ -44,6 +44,7 @@ the sched_ext state there instead of /sys/kernel/sched_ext).
 import ctypes
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -57,6 +58,8 @@ from workloads import (COMPILE_SRC_GLOB, NCPU, ONE_JOB, PACKAGE, PIPE, WORKLOADS
                        latency_figures, mean, parse_throughput, throughput_cmd)
 
 SYSFS = os.environ.get("SORYU_SCX_SYSFS", "/sys/kernel/sched_ext")
+# bench/run.sh's default build (SORYU_BIN names another)
+DEFAULT_BIN = "target/release/scx_soryu"
 
 # config name -> soryu's flags
 SORYU_CONFIGS = {
@@ -64,14 +67,25 @@ SORYU_CONFIGS = {
     "soryu-clear-bitmap": ["--clear-bitmap"],
     "soryu-boost-on-wake": ["--boost-on-wake"],
     "soryu-vtime": ["--vtime"],
-    # starving levels served a tenth as often: what an active starvation
-    # probe costs (docs/knob-clear-bitmap.md, the open question)
-    "soryu-starve-1000": ["--starve-ms", "1000"],
-    # preemption kicks sent at once, as before the wakeup granularity
-    "soryu-gran-0": ["--wakeup-gran-us", "0"],
     # another build, default flags: the binary SORYU_BASE_BIN names
     "soryu-base": [],
 }
+# soryu-<name>-<N>: one numeric knob at N, every other flag at its default,
+# for example soryu-slice-4000, soryu-starve-1000 (starving levels served a
+# tenth as often: what an active starvation probe costs), soryu-gran-0
+# (preemption kicks sent at once). The daemon checks the value.
+SORYU_NUMERIC = {"slice": "--slice-us", "starve": "--starve-ms", "gran": "--wakeup-gran-us"}
+SORYU_NAMES = ", ".join(list(SORYU_CONFIGS) + [f"soryu-{k}-N ({f} N)" for k, f in SORYU_NUMERIC.items()])
+
+
+def soryu_flags(config):
+    """soryu's flags for a configuration name, or None if it names none."""
+    if config in SORYU_CONFIGS:
+        return SORYU_CONFIGS[config]
+    m = re.fullmatch(r"soryu-([a-z]+)-(0|[1-9][0-9]{0,8})", config)
+    if not m or m[1] not in SORYU_NUMERIC:
+        return None
+    return [SORYU_NUMERIC[m[1]], str(int(m[2]))]
 
 
 class Refused(Exception):
@@ -95,15 +109,29 @@ def check_names(workload, configs):
     if workload not in WORKLOADS:
         return f"unknown workload '{workload}' (choose one of {', '.join(WORKLOADS)})"
     for c in configs:
-        if c.startswith("soryu") and c not in SORYU_CONFIGS:
-            return f"unknown soryu configuration '{c}' (choose among {', '.join(SORYU_CONFIGS)})"
+        if c.startswith("soryu") and soryu_flags(c) is None:
+            return f"unknown soryu configuration '{c}' (choose among {SORYU_NAMES})"
         if not c or not all(ch.isdigit() or "a" <= ch <= "z" or ch in "-_" for ch in c):
-            return f"bad configuration name '{c}' (eevdf, {', '.join(SORYU_CONFIGS)}, or a peer: bpfland, lavd, ...)"
+            return f"bad configuration name '{c}' (eevdf, {SORYU_NAMES}, or a peer: bpfland, lavd, ...)"
     if "soryu-base" in configs and not os.access(os.environ.get("SORYU_BASE_BIN", ""), os.X_OK):
         return "soryu-base needs SORYU_BASE_BIN, the path of the other build's scx_soryu"
     dup = sorted({c for c in configs if configs.count(c) > 1})
     if dup:
         return f"configuration named twice: {', '.join(dup)}"
+    return None
+
+
+def check_flags(configs, binary):
+    """None, or why scx_soryu (@binary) would refuse a configuration's
+    flags: asked before anything boots or runs (--check-flags loads nothing)."""
+    for c in configs:
+        flags = soryu_flags(c)
+        if not flags or not os.access(binary, os.X_OK):
+            continue
+        r = subprocess.run([binary, *flags, "--check-flags"], capture_output=True, text=True)
+        if r.returncode != 0:
+            why = (r.stderr.strip().splitlines() or [f"status {r.returncode}"])[-1]
+            return f"{c}: {why.removeprefix('scx_soryu: ')}"
     return None
 
 
@@ -300,10 +328,14 @@ def scheduler_cmd(config, out_prefix):
     kflags = ["--kconfig", kconfig] if kconfig else []
     if config == "eevdf":
         return "eevdf", None, {}
-    if config in SORYU_CONFIGS:
-        flags = SORYU_CONFIGS[config]
+    flags = soryu_flags(config)
+    if flags is not None:
         knobs = {k: f"--{k.replace('_', '-')}" in flags for k in ("clear_bitmap", "boost_on_wake", "vtime")}
-        knobs["starve_ms"] = int(flags[flags.index("--starve-ms") + 1]) if "--starve-ms" in flags else 100
+        knobs["starve_ms"] = 100
+        # a numeric knob set by the name, under the daemon's own key
+        for k in ("--starve-ms", "--slice-us", "--wakeup-gran-us"):
+            if k in flags:
+                knobs[k[2:].replace("-", "_")] = int(flags[flags.index(k) + 1])
         binary = os.environ["SORYU_BASE_BIN" if config == "soryu-base" else "SORYU_BIN"]
         cmd = [binary, "--report-sec", "5", "--report-json", out_prefix + ".soryu.jsonl"]
         return "scx_soryu", cmd + kflags + flags, knobs
@@ -510,7 +542,7 @@ def main():
             return 130  # a signal while a failure was being reported; cleaned up all the same
     if not argv:
         sys.exit(__doc__)
-    why = check_names(argv[0], argv[1:])
+    why = check_names(argv[0], argv[1:]) or check_flags(argv[1:], os.environ.get("SORYU_BIN", DEFAULT_BIN))
     if why:
         print(f"bench: {why}", file=sys.stderr)
         return 2

@@ -27,8 +27,9 @@
 #                         builds pair one to one; + its build time)
 #   CONFIG     eevdf (no sched_ext scheduler: the kernel's default),
 #              soryu, soryu-clear-bitmap, soryu-boost-on-wake, soryu-vtime,
-#              soryu-starve-1000 (--starve-ms 1000: a quieter starvation
-#              probe), soryu-gran-0 (--wakeup-gran-us 0: kicks at once),
+#              soryu-slice-N, soryu-starve-N, soryu-gran-N (one knob:
+#              --slice-us, --starve-ms or --wakeup-gran-us N; a value
+#              scx_soryu refuses is refused before anything runs),
 #              soryu-base (default flags, the build SORYU_BASE_BIN names:
 #              two builds side by side in one boot),
 #              or a peer: bpfland, lavd (bench/peers.sh, pinned)
@@ -46,7 +47,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 export PATH="$PATH:${HOME:-/root}/.cargo/bin"
 
-usage() { sed -n '8,37s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '8,39s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 host=0 args=()
 for a in "$@"; do
   if [ "$a" = --host ]; then host=1; else args+=("$a"); fi

@@ -114,6 +114,12 @@ pub struct Opts {
     #[arg(short = 'V', long)]
     pub version: bool,
 
+    /// Check the other flags and exit without loading anything: status 0
+    /// if the scheduler would accept them, else the one-line error it would
+    /// give (for a flags file before a restart, and the benchmark's names).
+    #[arg(long)]
+    pub check_flags: bool,
+
     /// Print the wake-to-run histogram's bucket lower bounds (ns) as JSON and
     /// exit, for tools that file outside measurements in soryu's layout.
     #[arg(long, hide = true)]

@@ -97,13 +97,7 @@ fn main() -> ExitCode {
             cli::Tool::Plot(args) => plot::run(args),
             cli::Tool::Inspect(args) => inspect::run(args),
         };
-        return match res {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("scx_soryu: {e:#}");
-                ExitCode::FAILURE
-            }
-        };
+        return finish(res);
     }
     if opts.lat_buckets {
         println!("{}", serde_json::json!(report::lat_bucket_bounds()));
@@ -111,26 +105,17 @@ fn main() -> ExitCode {
     }
     if let Some(path) = &opts.prometheus_sample {
         let run_id = opts.run_id.clone().unwrap_or_else(report::new_run_id);
-        return match opts
-            .validate()
-            .and_then(|()| prometheus::write_sample(&opts, path, &run_id))
-        {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("scx_soryu: {e:#}");
-                ExitCode::FAILURE
-            }
-        };
+        return finish(
+            opts.validate()
+                .and_then(|()| prometheus::write_sample(&opts, path, &run_id)),
+        );
+    }
+    if opts.check_flags {
+        return finish(opts.validate());
     }
     if opts.help_stats {
         let data = scheduler::server_data(0);
-        return match data.describe_meta(&mut std::io::stdout(), None) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("scx_soryu: {e:#}");
-                ExitCode::FAILURE
-            }
-        };
+        return finish(data.describe_meta(&mut std::io::stdout(), None));
     }
     let level = if opts.verbose {
         log::LevelFilter::Debug
@@ -143,9 +128,13 @@ fn main() -> ExitCode {
         .init();
     on_broken_pipe(opts.monitor.is_some());
 
-    // One line on stderr, no backtrace, non-zero exit: the error paths are
-    // as much the interface as the reports are.
-    match opts.validate().and_then(|()| run(&opts)) {
+    finish(opts.validate().and_then(|()| run(&opts)))
+}
+
+/// One line on stderr, no backtrace, non-zero exit: the error paths are as
+/// much the interface as the reports are.
+fn finish(res: anyhow::Result<()>) -> ExitCode {
+    match res {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("scx_soryu: {e:#}");

@@ -148,6 +148,16 @@ SORYU_BASE_BIN= bench -o "$tmp/nobase" -r 1 eevdf soryu-base >"$tmp/nobase.log" 
 one_line "soryu-base without SORYU_BASE_BIN refused" "$tmp/nobase.log" "$rc" "soryu-base needs SORYU_BASE_BIN"
 check "soryu-base without SORYU_BASE_BIN: nothing written" test ! -e "$tmp/nobase"
 
+# 2b'. a knob set by a configuration's name: a value scx_soryu refuses is
+# refused before anything runs, in scx_soryu's words; so is a name that is none
+rc=0
+bench -o "$tmp/badknob" -r 1 eevdf soryu-slice-0 >"$tmp/badknob.log" 2>&1 || rc=$?
+one_line "soryu-slice-0 refused" "$tmp/badknob.log" "$rc" "bench: soryu-slice-0: --slice-us must be at least 1"
+check "soryu-slice-0: nothing written" test ! -e "$tmp/badknob"
+rc=0
+bench -o "$tmp/badname" -r 1 eevdf soryu-slice-04 >"$tmp/badname.log" 2>&1 || rc=$?
+one_line "soryu-slice-04 refused" "$tmp/badname.log" "$rc" "unknown soryu configuration 'soryu-slice-04'"
+
 # 2c. the profile (bench/profile.sh): its settings refused before a VM boots
 rc=0
 SORYU_BASE_BIN= SORYU_VM_RESULTS=$tmp/pvm bench/profile.sh eevdf soryu-base >"$tmp/pbase.log" 2>&1 || rc=$?

@@ -63,6 +63,15 @@ for flag in --stats --monitor; do
 done
 refuses "--report-sec above a day" "above 86400 seconds" "$bin" --report-sec 86401
 
+# --check-flags: the same refusals, and for good flags status 0 and silence,
+# with nothing loaded (no root, no sched_ext needed)
+refuses "--check-flags, zero slice" "slice-us must be at least 1" "$bin" --slice-us 0 --check-flags
+refuses "--check-flags, granularity past the slice" "longer than the slice" "$bin" --slice-us 4000 --wakeup-gran-us 5000 --check-flags
+if [ "$(id -u)" = 0 ]; then as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups); else as_nobody=(); fi
+rc=0
+out=$(${as_nobody[@]+"${as_nobody[@]}"} "$bin" --slice-us 4000 --starve-ms 200 --check-flags 2>&1) || rc=$?
+check "--check-flags accepts good flags without root or a load: status $rc, output '$out'" test "$rc" = 0 -a -z "$out"
+
 if [ "$(id -u)" = 0 ]; then
   if [ ! -d /sys/kernel/sched_ext ]; then
     refuses "kernel without sched_ext" "CONFIG_SCHED_CLASS_EXT" "$bin"
