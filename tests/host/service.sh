@@ -122,7 +122,7 @@ if [ "$real_bin" = 1 ]; then
   flags=${flags%\"}
   # shellcheck disable=SC2086 # split like systemd splits $SCX_FLAGS
   check "the default SCX_FLAGS ($flags) are accepted by the daemon" \
-    bash -c '"$@" --version >/dev/null 2>&1' _ "$bin" $flags
+    bash -c '"$@" --check-flags >/dev/null 2>&1' _ "$bin" $flags
   # Every flag of the daemon's --help (not libbpf's) is listed in the file.
   missing=()
   while read -r f; do
