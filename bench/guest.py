@@ -333,7 +333,7 @@ def scheduler_cmd(config, out_prefix):
         knobs = {k: f"--{k.replace('_', '-')}" in flags for k in ("clear_bitmap", "boost_on_wake", "vtime")}
         knobs["starve_ms"] = 100
         # a numeric knob set by the name, under the daemon's own key
-        for k in ("--starve-ms", "--slice-us", "--wakeup-gran-us"):
+        for k in SORYU_NUMERIC.values():
             if k in flags:
                 knobs[k[2:].replace("-", "_")] = int(flags[flags.index(k) + 1])
         binary = os.environ["SORYU_BASE_BIN" if config == "soryu-base" else "SORYU_BIN"]
