@@ -263,11 +263,18 @@ strict_case() {
     fail "the guest shows $(wc -l <<<"$LLCS") LLC(s): the case needs two"
   else
     trace "LLCs $near and $far; the default scheduler: $(python3 "$probe" "$secs" "$near" "$far")"
-    if sched_start --report-sec 2 && sched_wait_enabled; then
+    # --starve-ms 1000: the nice 19 loops starve by design, and every
+    # starvation serve is one slice that the emulator stretches (about
+    # 13 ms of CPU time a serve at 8 vCPUs on two host cores). At the
+    # default 100 ms, 85 serves a second gave them 14-20% of the CPU time
+    # and left the 80% check within noise of failing; a 1 s threshold
+    # serves them a tenth as often, so the share left over measures
+    # strict priority, not the starvation guarantee (its own tests).
+    if sched_start --report-sec 2 --starve-ms 1000 && sched_wait_enabled; then
       out=$(python3 "$probe" "$secs" "$near" "$far")
       trace "soryu: $out"
       read -r _ g _ l _ m <<<"$out"
-      check "CPU share of the nice 0 loops (of $g + $l s)" "g >= 0.8 * (g + l)" g="${g:-0}" l="${l:-1}"
+      check "CPU share of the nice 0 loops (of $g + $l s)" "g >= 0.9 * (g + l)" g="${g:-0}" l="${l:-1}"
       check "CPU seconds of the least served nice 19 loop" "m > 0" m="${m:-0}"
       sched_stop
       sched_wait_disabled
