@@ -33,7 +33,7 @@ pub struct Opts {
     /// A task that started running less than this many microseconds ago is
     /// preempted for a sync wakeup (a pipe or socket write) or a requeued
     /// task only once it has run that long (0: at once; other wakeups
-    /// preempt at once); at most the slice [default: half the slice]. Lets
+    /// preempt at once); at most the slice [default: the slice]. Lets
     /// message passing batch; see docs/performance.md.
     #[arg(long, value_name = "US")]
     pub wakeup_gran_us: Option<u64>,
@@ -195,9 +195,9 @@ impl Opts {
         ]
     }
 
-    /// The wakeup granularity in effect: as given, else half the slice.
+    /// The wakeup granularity in effect: as given, else the slice.
     pub fn wakeup_gran_us(&self) -> u64 {
-        self.wakeup_gran_us.unwrap_or(self.slice_us / 2)
+        self.wakeup_gran_us.unwrap_or(self.slice_us)
     }
 
     /// Reject values and combinations the scheduler cannot honour. Each
@@ -356,10 +356,10 @@ mod tests {
         let o = parse(&[]).unwrap();
         assert_eq!(o.slice_us, 1000);
         assert_eq!(o.starve_ms, 100);
-        assert_eq!(o.wakeup_gran_us(), 500);
+        assert_eq!(o.wakeup_gran_us(), 1000);
         assert_eq!(
             parse(&["--slice-us", "3000"]).unwrap().wakeup_gran_us(),
-            1500
+            3000
         );
         assert_eq!(
             parse(&["--wakeup-gran-us", "0"]).unwrap().wakeup_gran_us(),

@@ -72,7 +72,7 @@
 #   gran     the wakeup granularity, judged by the kernel's own count of
 #            context switches (/proc/stat ctxt) per message of hackbench
 #            (-g 2 -l 50: 40,000 messages), run twice under the case's
-#            knobs with the default --wakeup-gran-us (half the slice), then
+#            knobs with the default --wakeup-gran-us (the slice), then
 #            twice again after restarting soryu with --wakeup-gran-us 0.
 #            Without the granularity every message wakes a receiver at the
 #            boost floor that preempts its sender (one level per boost
@@ -536,7 +536,7 @@ c_boost() {
   pkill -f 'policy_probe.py boost' 2>/dev/null || true
 
   local want k
-  want="boost_on_wake=$2 clear_bitmap=$2 slice_ns=1000000 starve_ns=100000000 vtime_on=$2 wakeup_gran_ns=500000"
+  want="boost_on_wake=$2 clear_bitmap=$2 slice_ns=1000000 starve_ns=100000000 vtime_on=$2 wakeup_gran_ns=1000000"
   k=$(loaded_knobs | tr '\n' ' ')
   [ "${k% }" = "$want" ] || fail "knobs in the loaded program: '${k% }', expected '$want'"
   echo "  knobs in the loaded program: ${k% }"
