@@ -8,16 +8,31 @@
 #
 #   bench/sections.sh
 #
-# Settings: SORYU_SECTIONS_JOBS (3 runs of `hackbench -g 4 -l 50`),
-# SORYU_VM_CPUS (2). The build is separate from target/release; the first
-# one takes as long as a release build.
+# Settings: SORYU_SECTIONS_JOB (hackbench, the default: `hackbench -g 4
+# -l 50`; compile: a clean `make -j` of Lua 5.4, bench/source.sh, after
+# one untimed build under the default scheduler), SORYU_SECTIONS_JOBS (3
+# runs of the job), SORYU_VM_CPUS (2). The build is separate from
+# target/release; the first one takes as long as a release build.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 if [ "${1:-}" = --in-guest ]; then
   . tests/vm/lib.sh
   sysctl -qw kernel.bpf_stats_enabled=1
-  hb=$(command -v hackbench) || { echo "bench/sections.sh: no hackbench in the guest (scripts/install-deps.sh installs rt-tests)" >&2; exit 1; }
+  if [ "$SORYU_SECTIONS_JOB" = compile ]; then
+    # bench/workloads.py's tree and make command, as bench/profile.sh builds
+    tree=$(python3 -c 'import sys; sys.path.insert(0, "bench"); from workloads import compile_tree; print(compile_tree("/tmp/sections"))') || exit 1
+    mapfile -t job < <(python3 -c 'import sys; sys.path.insert(0, "bench"); from workloads import COMPILE_MAKE; print("\n".join(COMPILE_MAKE))')
+    # untimed, under the default scheduler: the first build reads from disk
+    (cd "$tree" && "${job[@]}" >/dev/null && make -s clean) || { echo "bench/sections.sh: the untimed build failed" >&2; exit 1; }
+    run_job() {
+      local TIMEFORMAT="Time: %R s"
+      time (cd "$tree" && "${job[@]}" >/dev/null) && (cd "$tree" && make -s clean)
+    }
+  else
+    hb=$(command -v hackbench) || { echo "bench/sections.sh: no hackbench in the guest (scripts/install-deps.sh installs rt-tests)" >&2; exit 1; }
+    run_job() { "$hb" -g 4 -l 50 | grep Time; }
+  fi
   case_begin sections
   if sched_start --report-sec 2 && sched_wait_enabled; then
     # the benchmark's own waker, as bench/workloads.py defines it
@@ -26,7 +41,7 @@ print("\n".join(cyclictest_cmd(0, sys.argv[1])))' "$SORYU_OUT/cyclictest.json")
     if [ "${#waker_cmd[@]}" -gt 1 ]; then
       "${waker_cmd[@]}" >/dev/null &
       waker=$!
-      for _ in $(seq "${SORYU_SECTIONS_JOBS:-3}"); do "$hb" -g 4 -l 50 | grep Time; done
+      for _ in $(seq "$SORYU_SECTIONS_JOBS"); do run_job || fail "the job failed"; done
       kill -INT "$waker"; wait "$waker" || true
     else
       fail "bench/workloads.py gave no cyclictest command"
@@ -40,9 +55,18 @@ print("\n".join(cyclictest_cmd(0, sys.argv[1])))' "$SORYU_OUT/cyclictest.json")
   exit
 fi
 case ${SORYU_SECTIONS_JOBS:=3} in
-  '' | *[!0-9]* | 0) echo "bench/sections.sh: SORYU_SECTIONS_JOBS=$SORYU_SECTIONS_JOBS is not a positive count of hackbench runs" >&2; exit 2 ;;
+  '' | *[!0-9]* | 0) echo "bench/sections.sh: SORYU_SECTIONS_JOBS=$SORYU_SECTIONS_JOBS is not a positive count of runs of the job" >&2; exit 2 ;;
 esac
-export SORYU_SECTIONS_JOBS
+case ${SORYU_SECTIONS_JOB:=hackbench} in
+  hackbench) ;;
+  compile)
+    src=$(bench/source.sh) || exit 1
+    # where the guest can read it (as bench/profile.sh does)
+    mkdir -p target/bench-src && cp -u "$src" target/bench-src/
+    export SORYU_COMPILE_SRC=$repo/target/bench-src/${src##*/} ;;
+  *) echo "bench/sections.sh: SORYU_SECTIONS_JOB=$SORYU_SECTIONS_JOB is not a job; use hackbench or compile" >&2; exit 2 ;;
+esac
+export SORYU_SECTIONS_JOBS SORYU_SECTIONS_JOB
 echo "bench/sections.sh: building with -DSORYU_SECTIONS into target/sections" >&2
 BPF_EXTRA_CFLAGS_POST_INCL=-DSORYU_SECTIONS cargo build --release --quiet --target-dir target/sections
 SORYU_BIN=$repo/target/sections/release/scx_soryu vm/run.sh --name sections bench/sections.sh --in-guest
@@ -59,7 +83,8 @@ def num(x):
 
 vals = {num(e["key"]): num(e["value"]) for e in json.load(open(os.path.join(out, "sections.json")))}
 n = len(names)
-print(f"results: {out}; {os.environ.get('SORYU_SECTIONS_JOBS')} runs of hackbench -g 4 -l 50 beside the waker\n")
+job = {"compile": "a clean make -j of Lua"}.get(os.environ.get("SORYU_SECTIONS_JOB"), "hackbench -g 4 -l 50")
+print(f"results: {out}; {os.environ.get('SORYU_SECTIONS_JOBS')} runs of {job} beside the waker\n")
 print("| section | calls | ms | ns per call |\n|---|---|---|---|")
 for i, name in enumerate(names):
     c, ns = vals.get(i + n, 0), vals.get(i, 0)

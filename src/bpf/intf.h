@@ -177,6 +177,9 @@ enum soryu_section {
 	SORYU_SEC_QUEUE_LEVEL,		/* enqueue: the insert into a level DSQ */
 	SORYU_SEC_SELECT_DFL,		/* select_cpu: the kernel's idle CPU pick */
 	SORYU_SEC_WAKE_ON_WAKER,	/* select_cpu: a sync wakeup onto the waker's CPU */
+	SORYU_SEC_PIN_VICTIM,		/* enqueue: a one-CPU task's victim check */
+	SORYU_SEC_PIN_PREEMPT,		/* enqueue: ... and its wakee onto that CPU's local DSQ */
+	SORYU_SEC_RESUME_BEHIND,	/* enqueue: a displaced task back behind its wakee */
 	SORYU_NR_SECTIONS,
 };
 

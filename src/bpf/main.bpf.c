@@ -365,7 +365,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	/* preempted by a wakee put on this CPU's local DSQ: behind it */
-	if (how == REQUEUE_RESUME && resume_behind_wakee(p))
+	if (how == REQUEUE_RESUME && TIMED(SORYU_SEC_RESUME_BEHIND, resume_behind_wakee(p)))
 		return;
 	if (pins_to_one_cpu(p)) {
 		/*
@@ -377,8 +377,8 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 		 * two dispatch calls per wakeup.
 		 */
 		stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
-		v = find_victim(p, victim_bar(p, lvl, enq_flags));
-		if (preempt_local(p, v, gran, enq_flags))
+		v = TIMED(SORYU_SEC_PIN_VICTIM, find_victim(p, victim_bar(p, lvl, enq_flags)));
+		if (TIMED(SORYU_SEC_PIN_PREEMPT, preempt_local(p, v, gran, enq_flags)))
 			return;
 		/* its CPU's own queue: counted on no shared level */
 		count_level(tctx, 0);

@@ -167,10 +167,13 @@ SORYU_PROFILE_WAKER=yes SORYU_VM_RESULTS=$tmp/pvm bench/profile.sh eevdf soryu >
 one_line "profile: SORYU_PROFILE_WAKER=yes refused" "$tmp/pwaker.log" "$rc" "SORYU_PROFILE_WAKER=yes is neither 0 nor 1"
 check "profile: nothing booted" test ! -e "$tmp/pvm"
 
-# 2d. the section timing (bench/sections.sh): a bad run count refused before it builds or boots
+# 2d. the section timing (bench/sections.sh): a bad run count or job refused before it builds or boots
 rc=0
 SORYU_SECTIONS_JOBS=0 SORYU_VM_RESULTS=$tmp/svm bench/sections.sh >"$tmp/sjobs.log" 2>&1 || rc=$?
 one_line "sections: SORYU_SECTIONS_JOBS=0 refused" "$tmp/sjobs.log" "$rc" "SORYU_SECTIONS_JOBS=0 is not a positive count"
+rc=0
+SORYU_SECTIONS_JOB=make SORYU_VM_RESULTS=$tmp/svm bench/sections.sh >"$tmp/sjob.log" 2>&1 || rc=$?
+one_line "sections: SORYU_SECTIONS_JOB=make refused" "$tmp/sjob.log" "$rc" "SORYU_SECTIONS_JOB=make is not a job"
 check "sections: nothing booted" test ! -e "$tmp/svm"
 
 if [ "$(id -u)" = 0 ]; then
