@@ -26,10 +26,9 @@ export SORYU_PROFILE_JOB=${SORYU_PROFILE_JOB:-hackbench}
 case $SORYU_PROFILE_JOB in
   hackbench | hackbench-threads) ;;
   compile)
-    src=$(bench/source.sh) || exit 1
-    # where the guest can read it: it sees this tree, not the host's /var/cache
-    mkdir -p target/bench-src && cp -u "$src" target/bench-src/
-    export SORYU_COMPILE_SRC=$repo/target/bench-src/${src##*/} ;;
+    # a copy inside this tree, where the guest can read it
+    src=$(bench/source.sh "$repo/target/bench-src") || exit 1
+    export SORYU_COMPILE_SRC=$src ;;
   *) echo "bench/profile.sh: SORYU_PROFILE_JOB=$SORYU_PROFILE_JOB is not a job; use hackbench, hackbench-threads or compile" >&2; exit 2 ;;
 esac
 peers=()

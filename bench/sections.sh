@@ -60,10 +60,9 @@ esac
 case ${SORYU_SECTIONS_JOB:=hackbench} in
   hackbench) ;;
   compile)
-    src=$(bench/source.sh) || exit 1
-    # where the guest can read it (as bench/profile.sh does)
-    mkdir -p target/bench-src && cp -u "$src" target/bench-src/
-    export SORYU_COMPILE_SRC=$repo/target/bench-src/${src##*/} ;;
+    # a copy inside this tree, where the guest can read it
+    src=$(bench/source.sh "$repo/target/bench-src") || exit 1
+    export SORYU_COMPILE_SRC=$src ;;
   *) echo "bench/sections.sh: SORYU_SECTIONS_JOB=$SORYU_SECTIONS_JOB is not a job; use hackbench or compile" >&2; exit 2 ;;
 esac
 export SORYU_SECTIONS_JOBS SORYU_SECTIONS_JOB

@@ -9,17 +9,28 @@
 # Fetched once, from the Debian mirror this machine's apt already uses (the
 # bookworm source scripts/install-deps.sh wrote into soryu.sources), into
 # SORYU_SRC_CACHE (default /var/cache/scx_soryu/src); a second run only
-# checks it. Prints the tarball's path.
+# checks it. Prints the tarball's path; with DIR, copies it into DIR
+# first (the VM sees the repository's tree, not the host's /var/cache) and
+# prints the copy's path.
 #
-#   bench/source.sh
+#   bench/source.sh [DIR]
 set -euo pipefail
 cache=${SORYU_SRC_CACHE:-/var/cache/scx_soryu/src}
 pkg=lua5.4
+dest=${1:-}
 die() { echo "bench/source.sh: $*" >&2; exit 1; }
 
 have() { compgen -G "$cache/${pkg}_*.orig.tar.gz" | sort -V | tail -n 1; }
-if tar=$(have) && [ -n "$tar" ]; then
+emit() {
+  local tar=$1
+  if [ -n "$dest" ]; then
+    { mkdir -p "$dest" && cp -u "$tar" "$dest/"; } 2>/dev/null || die "cannot copy $tar into $dest"
+    tar=$(cd "$dest" && pwd)/${tar##*/}
+  fi
   echo "$tar"
+}
+if tar=$(have) && [ -n "$tar" ]; then
+  emit "$tar"
   exit 0
 fi
 
@@ -44,4 +55,5 @@ compgen -G "$tmp/lists/*Sources*" >/dev/null ||
   die "cannot download the $pkg source package: $(tail -n 1 "$tmp/log")"
 mkdir -p "$cache"
 cp "$tmp"/dl/"${pkg}"_*.orig.tar.gz "$cache"/ || die "no ${pkg} .orig tarball in the source package"
-have
+tar=$(have) && [ -n "$tar" ] || die "no ${pkg} .orig tarball in $cache after the download"
+emit "$tar"

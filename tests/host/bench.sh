@@ -247,6 +247,17 @@ if [ "$(id -u)" = 0 ]; then
   check "compile run: its build tree removed" test -z "$(find /tmp -maxdepth 1 -name 'soryu-bench-*' -newer "$tmp/compile.log" 2>/dev/null)"
   left_running "compile run"
 
+  # 5b'. the source copied where a guest can read it (bench/profile.sh and
+  # bench/sections.sh): the path printed is the copy, the same bytes
+  cached=$(bench/source.sh 2>/dev/null || true)
+  copy=$(bench/source.sh "$tmp/src-copy/sub" 2>"$tmp/srccopy.log" || true)
+  check "source copied into a directory: $copy" \
+    test -n "$cached" -a "$copy" = "$tmp/src-copy/sub/${cached##*/}" -a -s "$copy"
+  check "source copy: the same bytes as the cache" cmp -s "$cached" "$copy"
+  rc=0
+  bench/source.sh /proc/soryu-no-such-dir >"$tmp/srcbad.log" 2>&1 || rc=$?
+  one_line "source copy to an unwritable directory refused" "$tmp/srcbad.log" "$rc" "cannot copy .* into /proc/soryu-no-such-dir"
+
   # 5c. the build workload: one clean build per interval, the probe
   # stopped when the build ends; every interval carries its own build time
   # and the probe's figures from the whole build
