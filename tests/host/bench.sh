@@ -176,6 +176,23 @@ SORYU_SECTIONS_JOB=make SORYU_VM_RESULTS=$tmp/svm bench/sections.sh >"$tmp/sjob.
 one_line "sections: SORYU_SECTIONS_JOB=make refused" "$tmp/sjob.log" "$rc" "SORYU_SECTIONS_JOB=make is not a job"
 check "sections: nothing booted" test ! -e "$tmp/svm"
 
+# 2e. the host's load beside a VM run (bench/hostload.sh): a spinner named
+# as qemu counts as the VM's, a plain one as other work, each about one
+# CPU of the two-second interval (half of it is the bar: the other side
+# of the test only adds to "other")
+rc=0
+bench/hostload.sh 0 >"$tmp/hl0.log" 2>&1 || rc=$?
+one_line "hostload: an interval of 0 refused" "$tmp/hl0.log" "$rc" "'0' is not a whole number of seconds"
+(exec -a qemu-system-soryu-test sh -c 'while :; do :; done') &
+hl_q=$!
+(exec -a soryu-hostload-spin sh -c 'while :; do :; done') &
+hl_o=$!
+timeout 5 bench/hostload.sh 2 >"$tmp/hl.log" 2>&1 || true
+kill "$hl_q" "$hl_o" 2>/dev/null || true
+wait "$hl_q" "$hl_o" 2>/dev/null || true
+hl=$(awk '{ split($3, q, "="); split($4, o, "="); if (q[2] >= 1.0 && o[2] >= 1.0) n++ } END { print n + 0 }' "$tmp/hl.log")
+check "hostload: the qemu spinner and the other one told apart ($(head -n 1 "$tmp/hl.log"))" test "$hl" -ge 1
+
 if [ "$(id -u)" = 0 ]; then
   # a stand-in sched_ext directory and scheduler: "enabled" until SIGINT
   sys=$tmp/sys
