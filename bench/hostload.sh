@@ -9,7 +9,8 @@
 #
 # Each line: the time, the host's busy CPU seconds over the last SECS (all
 # CPUs, from /proc/stat), the part of it the VM's qemu processes used, and
-# the rest, other work on the host. A quiet host keeps "other" near 0.
+# the rest, other work on the host. A quiet host keeps "other" near 0. In
+# the interval a qemu exits in, the split is not known: "qemu=? other=?".
 set -euo pipefail
 secs=${1:-10}
 case $secs in '' | *[!0-9]* | 0) echo "bench/hostload.sh: '$secs' is not a whole number of seconds above 0" >&2; exit 2 ;; esac
@@ -20,12 +21,13 @@ hz=$(getconf CLK_TCK)
 busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; }
 # CPU ticks the VM's qemu processes used since the last call: utime +
 # stime of each (all its threads) less what it had then. A qemu that exited
-# in between takes its last ticks with it, which then count as other work:
-# the error only ever makes the host look busier than it was.
+# in between took its last ticks with it (gone=1): that interval's split is
+# not known, and is printed as "?".
 declare -A prev=()
 qemu_since() {
   local p t s=0
   declare -A now=()
+  gone=0
   for p in $(pgrep -f '^[^ ]*qemu-system' || true); do
     # the fields after the command name, which may hold spaces
     t=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $12 + $13 }') || continue
@@ -33,6 +35,7 @@ qemu_since() {
     now[$p]=$t
     s=$((s + t - ${prev[$p]:-0}))
   done
+  for p in "${!prev[@]}"; do [ -n "${now[$p]:-}" ] || gone=1; done
   prev=()
   for p in "${!now[@]}"; do prev[$p]=${now[$p]}; done
   dq=$s
@@ -48,6 +51,10 @@ while sleep "$secs"; do
   db=$((b1 - b0))
   # a qemu started in between brings all its ticks: at most the interval's
   [ "$dq" -le "$db" ] || dq=$db
-  echo "$(date +%T) busy=$(secs_of "$db") qemu=$(secs_of "$dq") other=$(secs_of $((db - dq)))"
+  if [ "$gone" = 1 ]; then
+    echo "$(date +%T) busy=$(secs_of "$db") qemu=? other=?"
+  else
+    echo "$(date +%T) busy=$(secs_of "$db") qemu=$(secs_of "$dq") other=$(secs_of $((db - dq)))"
+  fi
   b0=$b1
 done

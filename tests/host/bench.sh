@@ -190,7 +190,7 @@ hl_o=$!
 timeout 5 bench/hostload.sh 2 >"$tmp/hl.log" 2>&1 || true
 kill "$hl_q" "$hl_o" 2>/dev/null || true
 wait "$hl_q" "$hl_o" 2>/dev/null || true
-hl=$(awk '{ split($3, q, "="); split($4, o, "="); if (q[2] >= 1.0 && o[2] >= 1.0) n++ } END { print n + 0 }' "$tmp/hl.log")
+hl=$(awk '{ split($3, q, "="); split($4, o, "="); if (q[2] != "?" && q[2] + 0 >= 1.0 && o[2] + 0 >= 1.0) n++ } END { print n + 0 }' "$tmp/hl.log")
 check "hostload: the qemu spinner and the other one told apart ($(head -n 1 "$tmp/hl.log"))" test "$hl" -ge 1
 
 if [ "$(id -u)" = 0 ]; then
@@ -346,6 +346,12 @@ else
 fi
 out=$(sed -n 's/^bench: results in \(.*\) (compare.*/\1/p' "$log" | tail -n1)
 vmres=$(sed -n 's/.*logs: \(target\/vm-results\/[^)]*\)).*/\1/p' "$log" | tail -n1)
+# the host's load beside the VM: sampled while qemu ran, summed, stopped
+hl=$(grep '^bench: the host outside the VM: ' "$log" || true)
+check "host load summed: ${hl:-no summary line}" test -n "$hl"
+check "host load sampled while the VM ran: $(head -n 1 "${out:-.}/hostload.log" 2>/dev/null)" \
+  test "$(awk '{ split($3, q, "="); if (q[2] != "?" && q[2] + 0 > 0) n++ } END { print n + 0 }' "${out:-.}/hostload.log" 2>/dev/null || echo 0)" -ge 1
+check "host load sampler stopped with the run" test -z "$(pgrep -f bench/hostload.sh || true)"
 rm -f "$log"
 gc=${out:-${vmres:-.}}/guest-check.log
 if [ -f "$gc" ]; then
