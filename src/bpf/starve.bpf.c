@@ -197,7 +197,7 @@ __verified_once bool serve_starved(s32 cpu, struct cpu_ctx *cctx, u64 now, struc
 	 * Nothing marked starving and no look due: nothing can be found.
 	 * Most dispatch calls end here. Walking the LLC's 33 levels on each
 	 * of them, as before, dispatch took 10.8 us a call under hackbench,
-	 * and 7.7 us without (one profile each, docs/performance.md). Racing
+	 * and 7.7 us without (one profile each, docs/performance-history.md). Racing
 	 * CPUs may both look: harmless, and rare.
 	 */
 	look = time_after(now, READ_ONCE(q->next_look));
