@@ -49,7 +49,9 @@ while sleep "$secs"; do
   b1=$(busy)
   qemu_since
   db=$((b1 - b0))
-  # a qemu started in between brings all its ticks: at most the interval's
+  # A qemu started in between used all its ticks within this interval, so
+  # they count whole; the two files are not read at one instant, and qemu's
+  # share is held to the host's busy time so that "other" is never below 0.
   [ "$dq" -le "$db" ] || dq=$db
   if [ "$gone" = 1 ]; then
     echo "$(date +%T) busy=$(secs_of "$db") qemu=? other=?"

@@ -152,7 +152,8 @@ else
   # The host's own load beside the VM (bench/hostload.sh): time the host
   # gives to other work counts in the guest as the configuration then
   # running, so it is kept with the results and summed at the end.
-  bench/hostload.sh >"$out/hostload.log" 2>&1 &
+  every=10
+  bench/hostload.sh "$every" >"$out/hostload.log" 2>&1 &
   hostload=$!
   trap 'kill "$hostload" 2>/dev/null || true' EXIT
   SORYU_BIN=$bin SORYU_PEERS=$repo/target/peers \
@@ -160,8 +161,8 @@ else
     run_child vm/run.sh --name "$name" bench/guest.sh "$workload" "$intervals" "$secs" "$rounds" "${configs[@]}" || rc=$?
   kill "$hostload" 2>/dev/null || true
   wait "$hostload" 2>/dev/null || true
-  awk '{ split($4, o, "=") } o[2] == "?" { u++; next } { s += o[2]; if (o[2] > m) m = o[2]; n++ }
-       END { printf "bench: the host outside the VM: %.1f CPU-s in %d samples of 10 s, at most %.1f in one; %d sample(s) with a qemu exiting not split (hostload.log)\n", s, n, m, u }' \
+  awk -v every="$every" '{ split($4, o, "=") } o[2] == "?" { u++; next } { s += o[2]; if (o[2] > m) m = o[2]; n++ }
+       END { printf "bench: the host outside the VM: %.1f CPU-s in %d samples of %d s, at most %.1f in one; %d sample(s) with a qemu exiting not split (hostload.log)\n", s, n, every, m, u }' \
     "$out/hostload.log" || true
   cp target/vm-results/"$name"/*.jsonl target/vm-results/"$name"/*.log "$out"/ 2>/dev/null || true
   [ "$rc" = 0 ] && [ -f target/vm-results/"$name"/bench.done ] ||

@@ -17,19 +17,20 @@
 // scheduler. The file is removed when the daemon exits, so that
 // node_exporter does not go on serving the figures of a scheduler that is
 // gone.
+//
+// This file: what the figures are and how they are rendered (render()).
+// Writing the file as the daemon runs: prometheus/sink.rs; the sample file
+// of --prometheus-sample: prometheus/sample.rs.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-use anyhow::{Context, Result};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::bpf_intf::*;
 use crate::cli::Opts;
 use crate::policy;
-use crate::stats::{Interval, Snapshot};
+use crate::stats::Interval;
 
 /// Debian's node_exporter textfile directory (prometheus-node-exporter's
 /// --collector.textfile.directory), where `--prometheus auto` writes.
@@ -607,254 +608,12 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
     o.s
 }
 
-/// Replace `path` with `text` in one step: write a new file beside it, then
-/// rename it over `path`. A reader sees the old file or the new one. The
-/// temporary name does not end in .prom, so node_exporter skips it.
-pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let open = || {
-        // create_new: never follow a link someone left at that name
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .open(&tmp)
-    };
-    let mut f = match open() {
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            std::fs::remove_file(&tmp)?;
-            open()?
-        }
-        r => r?,
-    };
-    let res = f
-        .write_all(text.as_bytes())
-        .and_then(|()| f.flush())
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    res
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum State {
-    /// Nothing said yet.
-    Quiet,
-    /// The last write worked (and, for auto, was announced).
-    Writing,
-    /// Said that the auto directory does not exist.
-    NoDir,
-    /// Said that a write failed.
-    Failing,
-}
-
-/// The --prometheus file of a running daemon: it accumulates the intervals
-/// and writes the file after each one.
-pub struct PromSink {
-    target: Target,
-    info: RunInfo,
-    totals: Totals,
-    state: State,
-    /// The file this daemon wrote: removed when the sink is dropped.
-    written: Option<PathBuf>,
-}
-
-impl PromSink {
-    pub fn new(target: Target, info: RunInfo) -> Self {
-        PromSink {
-            target,
-            info,
-            totals: Totals::default(),
-            state: State::Quiet,
-            written: None,
-        }
-    }
-
-    /// One interval: add it to the totals and write the file. Never fails;
-    /// what goes wrong is said once on `errors`, and the next interval
-    /// tries again.
-    pub fn interval(&mut self, iv: &Interval, errors: &mut dyn Write) {
-        self.totals.add(iv);
-        let path = self.target.path();
-        if let Target::Dir(dir) = &self.target {
-            if !dir.is_dir() {
-                if self.state != State::NoDir {
-                    let _ = writeln!(
-                        errors,
-                        "scx_soryu: --prometheus {AUTO}: {} does not exist (no node_exporter textfile collector here): no metrics file until it does; the scheduler keeps running",
-                        dir.display()
-                    );
-                    self.state = State::NoDir;
-                }
-                return;
-            }
-        }
-        match write_atomic(&path, &render(&self.info, &self.totals, iv)) {
-            Ok(()) => {
-                self.written = Some(path.clone());
-                let announce = match self.state {
-                    State::Writing => None,
-                    State::Quiet if matches!(self.target, Target::File(_)) => None,
-                    State::Quiet | State::NoDir => Some("writing it every report interval"),
-                    State::Failing => Some("written again"),
-                };
-                if let Some(what) = announce {
-                    let _ = writeln!(
-                        errors,
-                        "scx_soryu: {}: {}: {what}",
-                        self.target.flag(),
-                        path.display()
-                    );
-                }
-                self.state = State::Writing;
-            }
-            Err(e) => {
-                if self.state != State::Failing {
-                    let _ = writeln!(
-                        errors,
-                        "scx_soryu: cannot write {} ({e}): trying again every interval; the scheduler keeps running",
-                        self.target.flag()
-                    );
-                    self.state = State::Failing;
-                }
-            }
-        }
-    }
-}
-
-impl Drop for PromSink {
-    fn drop(&mut self) {
-        if let Some(p) = self.written.take() {
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
-/// A small deterministic generator for the sample's figures.
-struct Lcg(u64);
-
-impl Lcg {
-    fn unit(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    /// Log-normal: median `median`, spread `sigma` (natural log).
-    fn lognormal(&mut self, median: f64, sigma: f64) -> f64 {
-        let (u, v) = (self.unit(), self.unit());
-        let z = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
-        median * (sigma * z).exp()
-    }
-}
-
-/// `n` intervals of 2 s on 2 CPUs with made-up but plausible figures, run
-/// through the same differencing as the daemon's readings (stats.rs).
-pub fn synthetic_intervals(n: usize) -> Vec<Interval> {
-    let mut rng = Lcg(0x0050_5952_5955);
-    // SAFETY: soryu_stats is plain integers; all-zero is a valid value.
-    let mut cpus: Vec<soryu_stats> = (0..2).map(|_| unsafe { std::mem::zeroed() }).collect();
-    let base = Instant::now();
-    let snap = |cpus: &[soryu_stats], k: u64| {
-        let mut s = Snapshot::from_percpu(cpus, 0);
-        s.at = base + Duration::from_secs(2 * k);
-        s.kernel_events = [
-            ("SCX_EV_SELECT_CPU_FALLBACK", 3 * k),
-            ("SCX_EV_DISPATCH_LOCAL_DSQ_OFFLINE", 0),
-            ("SCX_EV_DISPATCH_KEEP_LAST", 40 * k),
-            ("SCX_EV_ENQ_SKIP_EXITING", k),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), *v))
-        .collect();
-        s.bpf_progs = [
-            ("soryu_enqueue", (900 * k, 900 * k * 1200)),
-            ("soryu_dispatch", (1000 * k, 1000 * k * 2500)),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), *v))
-        .collect();
-        s
-    };
-    // the defaults' bound at HZ 250, as the scheduler sets it at attach
-    crate::stats::set_starve_bound_us(crate::policy::starve_bound_us(100, 1000, 250, 1, 1));
-    let mut prev = snap(&cpus, 0);
-    let mut out = Vec::with_capacity(n);
-    for k in 1..=n as u64 {
-        let mut max = [0u64; crate::stats::NR_WAITS];
-        for (ci, st) in cpus.iter_mut().enumerate() {
-            for (class, median, sigma, waits) in [(0usize, 30e3, 1.0, 400u64), (1, 90e3, 1.4, 60)] {
-                for _ in 0..waits + 20 * ci as u64 {
-                    let ns = rng.lognormal(median, sigma) as u64;
-                    st.lat_hist[class][policy::lat_bucket(ns)] += 1;
-                    max[class] = max[class].max(ns);
-                    st.cnt[soryu_counter_SORYU_CNT_WAKEUPS as usize] += 1;
-                }
-            }
-            let c = |i: soryu_counter| i as usize;
-            let enq = 450 + 10 * k;
-            st.cnt[c(soryu_counter_SORYU_CNT_ENQUEUE)] += enq;
-            st.cnt[c(soryu_counter_SORYU_CNT_DIRECT)] += 30;
-            st.cnt[c(soryu_counter_SORYU_CNT_KEEP)] += 25;
-            st.cnt[c(soryu_counter_SORYU_CNT_DISPATCH_EMPTY)] += 5;
-            st.cnt[c(soryu_counter_SORYU_CNT_SMT_MOVE)] += k % 2;
-            st.cnt[c(soryu_counter_SORYU_CNT_SYNC_LOCAL)] += 2 * k;
-            st.cnt[c(soryu_counter_SORYU_CNT_STARVE_SERVE)] += k % 2;
-            st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_ATTEMPT)] += enq;
-            st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_IDLE)] += enq / 3;
-            st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_KICK)] += enq / 4;
-            st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_DEFER)] += enq / 2 - enq / 4;
-            st.cnt[c(soryu_counter_SORYU_CNT_PREEMPT_NONE)] += enq - enq / 3 - enq / 2;
-            st.cnt[c(soryu_counter_SORYU_CNT_STALE_KICK)] += k % 3;
-            for _ in 0..enq {
-                let boost = ((rng.unit() * 25.0) as usize).min(24);
-                st.boost_hist[boost] += 1;
-                let level = 1 + (10 + boost / 2).min(31);
-                st.level_hist[level] += 1;
-                let probes = 1 + (rng.unit() * rng.unit() * 12.0) as usize;
-                st.probe_hist[probes] += 1;
-                st.cnt[c(soryu_counter_SORYU_CNT_DISPATCH)] += 1;
-                st.cnt[c(soryu_counter_SORYU_CNT_PROBES)] += probes as u64;
-            }
-            st.probe_hist[0] += 5; // the empty calls probed nothing here
-            st.probe_hist[1] += 25;
-            st.cnt[c(soryu_counter_SORYU_CNT_PROBES)] += 25;
-        }
-        max[crate::stats::WAIT_QUEUED] = max[0].max(max[1]);
-        let cur = snap(&cpus, k);
-        out.push(Interval::between(&prev, &cur, max, 250));
-        prev = cur;
-    }
-    out
-}
-
-/// --prometheus-sample PATH: the file as the daemon writes it after three
-/// intervals of synthetic figures, through the same writer; for tests and
-/// for looking at the format on a machine without sched_ext.
-pub fn write_sample(opts: &Opts, path: &Path, run_id: &str) -> Result<()> {
-    let mut totals = Totals::default();
-    let ivs = synthetic_intervals(3);
-    for iv in &ivs {
-        totals.add(iv);
-    }
-    let text = render(&RunInfo::new(opts, run_id), &totals, &ivs[ivs.len() - 1]);
-    write_atomic(path, &text).with_context(|| format!("cannot write {}", path.display()))
-}
+mod sample;
+mod sink;
+pub use sample::write_sample;
+pub use sink::PromSink;
+#[cfg(test)]
+use {sample::synthetic_intervals, sink::write_atomic};
 
 #[cfg(test)]
 mod tests;
