@@ -11,7 +11,9 @@ each probe's line with the trace's waits (max_wait_ms; the probe's own
 figure kept as probe_max_wait_ms), k, n, the lateness taken and its bound.
 Prints one verdict a line, tab-separated, for starve.sh to trace:
 "ok<TAB>WHAT (VARS)" or "fail<TAB>WHAT", then "total<TAB>CPU_S", the
-probes' CPU time summed.
+probes' CPU time summed, and "window<TAB>S", the longest probe's window:
+a probe measures for its seconds and then to the end of the wait it is
+in, so its window can run past them by one wait, up to STARVE_MS.
 
 The bound of docs/design.md ("The starvation bound"), for k tasks that may
 starve together on n CPUs, plus the platform's lateness L:
@@ -141,6 +143,8 @@ def main():
             ):
                 print(f"ok\t{what} ({vs})" if ok else f"fail\t{what}: {cond} does not hold for {vs}")
     print(f"total\t{round(total, 3)}")
+    spans = [w[1] - w[0] for w in windows.values()]
+    print(f"window\t{round(max(spans), 3) if spans else 0}")
     return 0
 
 
