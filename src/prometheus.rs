@@ -490,7 +490,7 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
         o.family(
             "scx_soryu_starve_bound_seconds",
             "gauge",
-            "The starvation bound for one starving task per CPU (docs/design.md): queued_wait_max stays below it unless more tasks starve at once or a higher class holds the CPUs.",
+            "The starvation bound for one starving task per CPU (docs/design-starvation.md): queued_wait_max stays below it unless more tasks starve at once or a higher class holds the CPUs.",
         );
         o.sample(
             "scx_soryu_starve_bound_seconds",

@@ -215,7 +215,7 @@ impl<'a> Scheduler<'a> {
         let (insns, top, top_insns) = verified_insns(&skel);
         let kernel_hz = skel.maps.bss_data.as_ref().map_or(0, |b| b.kernel_hz);
         // One starving task per CPU: the bound every report prints beside
-        // the longest queued wait (docs/design.md).
+        // the longest queued wait (docs/design-starvation.md).
         stats::set_starve_bound_us(crate::policy::starve_bound_us(
             opts.starve_ms,
             opts.slice_us,

@@ -88,7 +88,7 @@ enum soryu_consts {
 	 * --clear-bitmap safety net: every SORYU_REPAIR_PERIOD_NS a timer sets
 	 * the bit of every non-empty level whose bit reads clear, and wakes an
 	 * idle CPU. 4 ms keeps a task stranded by the enqueue race (see
-	 * docs/design.md) below the 4.19 ms latency band.
+	 * docs/design-queues.md) below the 4.19 ms latency band.
 	 */
 	SORYU_REPAIR_PERIOD_NS = 4 * 1000 * 1000,
 

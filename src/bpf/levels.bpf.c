@@ -217,7 +217,7 @@ static bool probe_level(struct llc_queues *q, u32 llc, u32 lvl, struct soryu_sta
  *    So a head is passed over until that age at most, and the per-task
  *    starvation rule, which reads the head's age (head_stale()), still
  *    serves it at starve_ns whatever is taken behind it: the bound in
- *    docs/design.md does not move;
+ *    docs/design-starvation.md does not move;
  *  - tasks are only ever taken out from behind the head, so a FIFO
  *    level's head still carries its oldest age;
  *  - the task taken is of the same level: strict priority between levels

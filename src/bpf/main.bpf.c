@@ -23,7 +23,8 @@
  * level DSQ or a claimed idle CPU for ops.enqueue), stint.bpf.c (the
  * callbacks that begin and end a stint on a CPU), dump.bpf.c and
  * sections.bpf.c (timed sections, in profiling builds only). The
- * design, with the race arguments in full, is in docs/design.md.
+ * design, with the race arguments in full, is in docs/design.md and
+ * the pages it links.
  */
 #include <scx/common.bpf.h>
 #include "intf.h"

@@ -129,7 +129,7 @@ static bool place_on_idle(struct task_struct *p, struct soryu_task_ctx *tctx, u6
  * --boost-on-wake, so it is never better than the level @p queues at: the
  * test can only err towards no.
  *
- * The starvation bound (docs/design.md, "The bound") pays for this: a
+ * The starvation bound (docs/design-starvation.md, "The bound") pays for this: a
  * chain of such wakeups (two tasks at ping-pong) keeps this CPU's local
  * DSQ fed, and the kernel calls ops.dispatch, where levels are looked at
  * and starving tasks served, only when it is empty. So a chain stops

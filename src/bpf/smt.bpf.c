@@ -12,7 +12,7 @@
  * (smt_crowded()), the kernel hands it to ops.enqueue with SCX_ENQ_LAST
  * (the ops set SCX_OPS_ENQ_LAST for this), and place_on_idle() claims a
  * whole idle core for it (claim_idle_cpu()).
- * Measured with tests/vm/topology.sh spread (docs/design.md).
+ * Measured with tests/vm/topology.sh spread (docs/design-wakeups.md).
  *
  * Included by main.bpf.c, after llc.bpf.c (masked()).
  */

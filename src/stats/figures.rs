@@ -166,7 +166,7 @@ pub struct Metrics {
     #[serde(default = "nan", deserialize_with = "nullable")]
     pub queued_max_us: f64,
     #[stat(
-        desc = "The starvation bound for one starving task per CPU (us), docs/design.md; null if unknown"
+        desc = "The starvation bound for one starving task per CPU (us), docs/design-starvation.md; null if unknown"
     )]
     #[serde(default = "nan", deserialize_with = "nullable")]
     pub starve_bound_us: f64,

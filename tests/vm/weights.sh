@@ -9,7 +9,7 @@
 #            (cpu.weight.nice -6) and 100 (0), all at nice 0, CPUs
 #            saturated. The light cgroup's hogs sit three levels worse:
 #            strict priority lets them run only on starvation grants
-#            (docs/design.md: at most one tick per --starve-ms for the
+#            (docs/design-starvation.md: at most one tick per --starve-ms for the
 #            machine), so their share must be <= 8% and > 0. Then the heavy
 #            cgroup's weight is set to 100 live: both sides on one level,
 #            each gets 50% +- 15%. With --cgroup-weight=false the same
