@@ -161,8 +161,9 @@ else
     run_child vm/run.sh --name "$name" bench/guest.sh "$workload" "$intervals" "$secs" "$rounds" "${configs[@]}" || rc=$?
   kill "$hostload" 2>/dev/null || true
   wait "$hostload" 2>/dev/null || true
-  awk -v every="$every" '{ split($4, o, "=") } o[2] == "?" { u++; next } { s += o[2]; if (o[2] > m) m = o[2]; n++ }
-       END { printf "bench: the host outside the VM: %.1f CPU-s in %d samples of %d s, at most %.1f in one; %d sample(s) with a qemu exiting not split (hostload.log)\n", s, n, every, m, u }' \
+  awk -v every="$every" '{ split($2, b, "="); split($4, o, "=") } o[2] == "?" { u++; next }
+       { s += o[2]; t += b[2]; if (o[2] > m) m = o[2]; n++ }
+       END { printf "bench: the host outside the VM: %.1f CPU-s (%.1f%% of its busy time) in %d samples of %d s, at most %.1f in one; %d sample(s) with a qemu exiting not split (hostload.log)\n", s, (t > 0 ? 100 * s / t : 0), n, every, m, u }' \
     "$out/hostload.log" || true
   cp target/vm-results/"$name"/*.jsonl target/vm-results/"$name"/*.log "$out"/ 2>/dev/null || true
   [ "$rc" = 0 ] && [ -f target/vm-results/"$name"/bench.done ] ||

@@ -347,7 +347,7 @@ fi
 out=$(sed -n 's/^bench: results in \(.*\) (compare.*/\1/p' "$log" | tail -n1)
 vmres=$(sed -n 's/.*logs: \(target\/vm-results\/[^)]*\)).*/\1/p' "$log" | tail -n1)
 # the host's load beside the VM: sampled while qemu ran, summed, stopped
-hl=$(grep '^bench: the host outside the VM: ' "$log" || true)
+hl=$(grep -E '^bench: the host outside the VM: [0-9.]+ CPU-s \([0-9.]+% of its busy time\) in [1-9]' "$log" || true)
 check "host load summed: ${hl:-no summary line}" test -n "$hl"
 # a sample with qemu's share known and above 0; the message shows the first
 sampled=$(awk '{ split($3, q, "=") } q[2] != "?" && q[2] + 0 > 0' "${out:-.}/hostload.log" 2>/dev/null || true)
