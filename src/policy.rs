@@ -103,7 +103,7 @@ pub fn lat_bucket_lower(idx: usize) -> u64 {
     unsafe { ffi::soryu_c_lat_bucket_lower(idx as u32) }
 }
 
-/// The per-task starvation bound (docs/design-starvation.md, "The starvation bound"),
+/// The per-task starvation bound (docs/design-starvation.md, "The bound"),
 /// in us: the longest a queued task waits before it runs, when `ahead`
 /// tasks that may use its CPUs starve with it (itself included) and it may
 /// use `cpus` CPUs. `hz` is the kernel's tick rate (0: unknown, 100 is

@@ -129,19 +129,19 @@ static bool place_on_idle(struct task_struct *p, struct soryu_task_ctx *tctx, u6
  * --boost-on-wake, so it is never better than the level @p queues at: the
  * test can only err towards no.
  *
- * The starvation bound (docs/design-starvation.md, "The bound") pays for this: a
- * chain of such wakeups (two tasks at ping-pong) keeps this CPU's local
- * DSQ fed, and the kernel calls ops.dispatch, where levels are looked at
- * and starving tasks served, only when it is empty. So a chain stops
+ * The starvation bound (docs/design-starvation.md, "The bound") pays for
+ * this: a chain of such wakeups (two tasks at ping-pong) keeps this CPU's
+ * local DSQ fed, and the kernel calls ops.dispatch, where levels are looked
+ * at and starving tasks served, only when it is empty. So a chain stops
  * starve_ns / 8 after the CPU's last dispatch (sync_since), the period of
- * those looks, and at once while a level of this CPU's LLC (whose
- * starving tasks this CPU serves) or its own queue is marked starving;
- * then the next sync wakeup goes through its level and the CPU
- * dispatches when the wakee already here has run. (A chain one
- * slice long moved the pair of tests/vm/policy.sh sync between CPUs on
- * 9-13% of its round trips; starve_ns / 8, on 2%.) A waker that does not
- * sleep after all keeps its CPU to the end of its slice and @p waits that
- * long, counted as a queued wait (queued_at) like a wait on a level.
+ * those looks, and at once while a level of this CPU's LLC (whose starving
+ * tasks this CPU serves) or its own queue is marked starving; then the next
+ * sync wakeup goes through its level and the CPU dispatches when the wakee
+ * already here has run. (A chain one slice long moved the pair of
+ * tests/vm/policy.sh sync between CPUs on 9-13% of its round trips;
+ * starve_ns / 8, on 2%.) A waker that does not sleep after all keeps its
+ * CPU to the end of its slice and @p waits that long, counted as a queued
+ * wait (queued_at) like a wait on a level.
  *
  * Races: select_cpu runs on the waker's CPU and dispatch on its own, so
  * only this CPU touches its sync_since. The local DSQ's count and the

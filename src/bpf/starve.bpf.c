@@ -5,7 +5,7 @@
  * CPU that dispatches, until its head is fresh again; the served task
  * holds a grant: a whole slice that no wakeup takes away (kept across a
  * stray kick in ops.enqueue). The bound this gives, and its price, are
- * argued in docs/design-starvation.md ("The starvation bound").
+ * argued in docs/design-starvation.md ("The bound", "The price").
  * Included by main.bpf.c, after its globals and maps.
  */
 
@@ -172,17 +172,17 @@ static bool serve_level(struct llc_queues *q, u32 llc, u32 lvl, u64 now,
  * or many tasks above), best first would keep a worse starving level
  * waiting without bound. Oldest first makes starving tasks one queue, in
  * the order they went stale, whatever their level: the bound in
- * docs/design-starvation.md counts every task ahead in that queue. This CPU's own
- * queue (pinned.bpf.c) takes part with its oldest task, as one more level
- * that only this CPU serves. If this CPU may run no task of the level
- * picked, the other starving levels, best first. The bitmap is not
+ * docs/design-starvation.md counts every task ahead in that queue. This
+ * CPU's own queue (pinned.bpf.c) takes part with its oldest task, as one
+ * more level that only this CPU serves. If this CPU may run no task of the
+ * level picked, the other starving levels, best first. The bitmap is not
  * asked: with clearing on, its bit may be wrong (see probe_level()).
  *
  * The levels looked at are those of this CPU's LLC: each LLC's CPUs
  * guarantee its queues, where every task queues on an LLC with a CPU it
  * may use (queue_llc()). The bound's k and n are then the starving tasks
- * and the CPUs of one LLC (docs/design-starvation.md); CPUs of other LLCs only ever
- * take tasks off these queues earlier (scan_levels()).
+ * and the CPUs of one LLC (docs/design-starvation.md); CPUs of other
+ * LLCs only ever take tasks off these queues earlier (scan_levels()).
  */
 __verified_once bool serve_starved(s32 cpu, struct cpu_ctx *cctx, u64 now, struct soryu_stats *st)
 {

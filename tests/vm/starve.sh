@@ -33,7 +33,7 @@
 #
 # Judged from outside: every probe got CPU time, the kernel traced its
 # waits, and its longest wait is
-# within the bound of docs/design-starvation.md ("The starvation bound"),
+# within the bound of docs/design-starvation.md ("The bound"),
 #   9/4 starve_ms + (ceil(k / n) + 2) x (slice + 1 tick),
 # k = the tasks that may starve with it and may use its CPUs, itself and
 # the better-level hogs included,

@@ -15,8 +15,8 @@ probes' CPU time summed, and "window<TAB>S", the longest probe's window:
 a probe measures for its seconds and then to the end of the wait it is
 in, so its window can run past them by one wait, up to STARVE_MS.
 
-The bound of docs/design-starvation.md ("The starvation bound"), for k tasks that may
-starve together on n CPUs, plus the platform's lateness L:
+The bound of docs/design-starvation.md ("The bound"), for k tasks that
+may starve together on n CPUs, plus the platform's lateness L:
 
     9/4 starve_ms + (ceil(k / n) + 2) x (slice + 1 tick) + L
 

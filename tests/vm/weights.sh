@@ -9,11 +9,11 @@
 #            (cpu.weight.nice -6) and 100 (0), all at nice 0, CPUs
 #            saturated. The light cgroup's hogs sit three levels worse:
 #            strict priority lets them run only on starvation grants
-#            (docs/design-starvation.md: at most one tick per --starve-ms for the
-#            machine), so their share must be <= 8% and > 0. Then the heavy
-#            cgroup's weight is set to 100 live: both sides on one level,
-#            each gets 50% +- 15%. With --cgroup-weight=false the same
-#            400/100 pair splits 50% +- 15% too.
+#            (docs/design-starvation.md: at most one tick per --starve-ms
+#            for the machine), so their share must be <= 8% and > 0. Then
+#            the heavy cgroup's weight is set to 100 live: both sides on one
+#            level, each gets 50% +- 15%. With --cgroup-weight=false the
+#            same 400/100 pair splits 50% +- 15% too.
 #   mapping  a hog in a cgroup whose cpu.weight goes through 1, 50, 100,
 #            200 and 10000 live: after each write the program's offset for
 #            the hog equals the kernel's cpu.weight.nice. Nested: a child
