@@ -6,7 +6,7 @@ through vm/run.sh) and on this machine (bench/run.sh --host).
 
     guest.py check WORKLOAD CONFIG...       are these names known? (exit 2)
     guest.py preflight WORKLOAD CONFIG...   can this machine run it? (exit 1)
-    guest.py run [--vm] OUTDIR WORKLOAD INTERVALS INTERVAL_S ROUNDS CONFIG...
+    guest.py run [--vm] [--interleave] OUTDIR WORKLOAD INTERVALS INTERVAL_S ROUNDS CONFIG...
 
 Every run is measured from outside the scheduler, with tools nobody here
 wrote, so that the kernel's default scheduler and peer schedulers are
@@ -387,104 +387,173 @@ def check_still(config, guard, ops):
         raise Failed(f"{config}: sched_ext is {state} ({scx_ops()}) instead of {ops} during the run")
 
 
-def one_run(guard, where, config, rnd, order, workload, intervals, secs, outdir, bounds):
-    prefix = os.path.join(outdir, f"{config}-r{rnd}")
-    sched, cmd, knobs = scheduler_cmd(config, prefix)
-    if scx_state() != "disabled":
-        raise Failed(f"sched_ext is {scx_state()} ({scx_ops()}) before the {config} run: something else loaded a scheduler")
-    with open(prefix + ".log", "w") as log:
-        ops = None
-        if cmd is not None:
-            if where == "vm" and not cmd[0].endswith("scx_soryu"):
+class Run:
+    """One configuration's run in one round: its JSON lines, its log, its
+    compile tree. A run is measured in one or more stretches, each between
+    start() and stop(), which load and unload its scheduler: one stretch of
+    every interval, or (interleaved) one stretch per interval, the
+    configurations taking turns."""
+
+    def __init__(self, guard, where, config, rnd, order, workload, secs, outdir, bounds, interleaved):
+        self.guard, self.where, self.config, self.rnd = guard, where, config, rnd
+        self.order, self.workload, self.secs, self.outdir = order, workload, secs, outdir
+        self.bounds, self.interleaved = bounds, interleaved
+        self.prefix = os.path.join(outdir, f"{config}-r{rnd}")
+        self.sched, self.cmd, self.knobs = scheduler_cmd(config, self.prefix)
+        self.log = open(self.prefix + ".log", "w")
+        self.out = None
+        self.ops = None
+        self.bg = None
+        self.workdir = None
+        self.builds_log, self.builds_seen = self.prefix + ".builds.log", 0
+        if workload == "compile":
+            open(self.builds_log, "w").close()
+        self.last = None  # the last interval's record
+
+    def start(self):
+        """Load the scheduler (none for eevdf) and start the background load."""
+        if scx_state() != "disabled":
+            raise Failed(f"sched_ext is {scx_state()} ({scx_ops()}) before the {self.config} run: "
+                         "something else loaded a scheduler")
+        if self.cmd is not None:
+            if self.where == "vm" and not self.cmd[0].endswith("scx_soryu"):
                 boot_config()
-            ops = guard.start_scheduler(cmd, log)
-        # the compile's tree, fresh for each run so every run builds alike
-        workdir = compile_tree(guard.workdir()) if workload in ("compile", "build") else None
-        bg_cmd = background_cmd(workload, outdir, workdir)
-        builds_log, builds_seen = prefix + ".builds.log", 0
-        with open(builds_log if workload == "compile" else os.devnull, "w") as bg_out:
-            bg = guard.load(bg_cmd, stdout=bg_out, stderr=subprocess.STDOUT) if bg_cmd else None
-        with open(prefix + ".jsonl", "w") as out:
-            header = {"type": "header", "scheduler": sched, "config": config, "knobs": knobs,
+            self.ops = self.guard.start_scheduler(self.cmd, self.log)
+        if self.workload in ("compile", "build") and self.workdir is None:
+            # the compile's tree, fresh for each run so every run builds
+            # alike; one per configuration when they take turns
+            self.workdir = compile_tree(os.path.join(self.guard.workdir(), self.config))
+        if self.out is None:
+            self.out = open(self.prefix + ".jsonl", "w")
+            header = {"type": "header", "scheduler": self.sched, "config": self.config, "knobs": self.knobs,
                       "run_id": f"{int(time.time() * 1000)}-{os.getpid()}",
-                      "kernel": os.uname().release, "nr_cpus": possible_cpus(), "report_sec": secs,
-                      "lat_bucket_lower_ns": bounds,
-                      "workload": workload, "round": rnd, "order": order, "where": where,
-                      "sched_ext_ops": ops,
+                      "kernel": os.uname().release, "nr_cpus": possible_cpus(), "report_sec": self.secs,
+                      "lat_bucket_lower_ns": self.bounds,
+                      "workload": self.workload, "round": self.rnd, "order": self.order, "where": self.where,
+                      "interleaved": self.interleaved, "sched_ext_ops": self.ops,
                       "source": "bench/guest.py: cyclictest (hist.lat_interactive), stress-ng, hackbench, perf bench, "
                                 "make (Lua 5.4)"}
-            out.write(json.dumps(header) + "\n")
-            for i in range(intervals):
-                check_still(config, guard, ops)
-                tp_cmd = throughput_cmd(workload, secs, workdir)
-                job = guard.load(tp_cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) if tp_cmd else None
-                ctpath = os.path.join(outdir, "cyclictest.json")
-                # never read the interval before's figures as this one's
-                if os.path.exists(ctpath):
-                    os.remove(ctpath)
-                one_job = workload in ONE_JOB
-                ct = guard.load(cyclictest_cmd(0 if one_job else secs, ctpath),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                text = None
-                if one_job:
-                    # the probe watches the job from start to end
-                    text = job.communicate()[0]
-                    if job.returncode != 0:
-                        # before the probe's status: a build that fails at
-                        # once can stop it before its SIGINT handler is set.
-                        # And bash's `time` reports a failed build's time too.
-                        raise Failed(f"{config}: the build failed in interval {i} (make exited with status "
-                                     f"{job.returncode}); build {compile_source()} by hand (make linux) to see why")
-                    ct.send_signal(signal.SIGINT)
-                    try:
-                        ct.wait(30)
-                    except subprocess.TimeoutExpired:
-                        raise Failed(f"{config}: cyclictest did not stop within 30 s of SIGINT in interval {i}")
-                ct.wait()
-                guard.end(ct)
-                if ct.returncode != 0:
-                    raise Failed(f"{config}: cyclictest exited with status {ct.returncode} in interval {i}")
-                # No duration_s: every interval is cyclictest's fixed -D window
-                # or one job (their wall times vary a lot in the VM, and
-                # compare would leave such pairs out).
-                rec = {"type": "interval", "index": i}
-                rec.update(latency_figures(ctpath, bounds))
-                if job is not None:
-                    if text is None:
-                        text = job.communicate()[0]
-                    guard.end(job)
-                    figures = parse_throughput(workload, text)
-                    if not figures:
-                        last = (text.strip().splitlines() or ["no output"])[-1]
-                        raise Failed(f"{config}: the {workload} job gave no figure in interval {i} "
-                                     f"(status {job.returncode}): {last}")
-                    rec.update(figures)
-                if workload == "compile":
-                    if bg.poll() is not None:
-                        raise Failed(f"{config}: the build failed in interval {i} (status {bg.returncode}, see {builds_log})")
-                    # builds that finished in this interval; none: unknown
-                    times = build_times(builds_log)
-                    rec["ext_compile_s"] = mean(times[builds_seen:])
-                    builds_seen = len(times)
-                out.write(json.dumps(rec) + "\n")
-                out.flush()
-            check_still(config, guard, ops)
-        if bg is not None:
-            guard.end(bg)
-        rc = guard.stop_scheduler()
+            self.out.write(json.dumps(header) + "\n")
+        bg_cmd = background_cmd(self.workload, self.outdir, self.workdir)
+        if bg_cmd:
+            with open(self.builds_log if self.workload == "compile" else os.devnull, "a") as bg_out:
+                self.bg = self.guard.load(bg_cmd, stdout=bg_out, stderr=subprocess.STDOUT)
+
+    def interval(self, i):
+        """Measure interval i and file its record."""
+        guard, config, workload, secs = self.guard, self.config, self.workload, self.secs
+        check_still(config, guard, self.ops)
+        tp_cmd = throughput_cmd(workload, secs, self.workdir)
+        job = guard.load(tp_cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) if tp_cmd else None
+        ctpath = os.path.join(self.outdir, "cyclictest.json")
+        # never read the interval before's figures as this one's
+        if os.path.exists(ctpath):
+            os.remove(ctpath)
+        one_job = workload in ONE_JOB
+        ct = guard.load(cyclictest_cmd(0 if one_job else secs, ctpath),
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        text = None
+        if one_job:
+            # the probe watches the job from start to end
+            text = job.communicate()[0]
+            if job.returncode != 0:
+                # before the probe's status: a build that fails at
+                # once can stop it before its SIGINT handler is set.
+                # And bash's `time` reports a failed build's time too.
+                raise Failed(f"{config}: the build failed in interval {i} (make exited with status "
+                             f"{job.returncode}); build {compile_source()} by hand (make linux) to see why")
+            ct.send_signal(signal.SIGINT)
+            try:
+                ct.wait(30)
+            except subprocess.TimeoutExpired:
+                raise Failed(f"{config}: cyclictest did not stop within 30 s of SIGINT in interval {i}")
+        ct.wait()
+        guard.end(ct)
+        if ct.returncode != 0:
+            raise Failed(f"{config}: cyclictest exited with status {ct.returncode} in interval {i}")
+        # No duration_s: every interval is cyclictest's fixed -D window
+        # or one job (their wall times vary a lot in the VM, and
+        # compare would leave such pairs out).
+        rec = {"type": "interval", "index": i}
+        rec.update(latency_figures(ctpath, self.bounds))
+        if job is not None:
+            if text is None:
+                text = job.communicate()[0]
+            guard.end(job)
+            figures = parse_throughput(workload, text)
+            if not figures:
+                last = (text.strip().splitlines() or ["no output"])[-1]
+                raise Failed(f"{config}: the {workload} job gave no figure in interval {i} "
+                             f"(status {job.returncode}): {last}")
+            rec.update(figures)
+        if workload == "compile":
+            if self.bg.poll() is not None:
+                raise Failed(f"{config}: the build failed in interval {i} "
+                             f"(status {self.bg.returncode}, see {self.builds_log})")
+            # builds that finished in this interval; none: unknown
+            times = build_times(self.builds_log)
+            rec["ext_compile_s"] = mean(times[self.builds_seen:])
+            self.builds_seen = len(times)
+        self.out.write(json.dumps(rec) + "\n")
+        self.out.flush()
+        self.last = rec
+
+    def stop(self):
+        """Stop the background load and unload the scheduler."""
+        check_still(self.config, self.guard, self.ops)
+        if self.bg is not None:
+            self.guard.end(self.bg)
+            self.bg = None
+        rc = self.guard.stop_scheduler()
         if rc not in (0, None):
-            raise Failed(f"{config}: the scheduler exited with status {rc} when stopped (see {log.name})")
-    done = f"round {rnd}: {config} done"
-    if workload == "compile":
-        times = build_times(builds_log)
-        done += f" ({len(times)} builds, mean {mean(times) or 0:.1f} s)" if times else " (no build finished)"
-    print(done, flush=True)
+            raise Failed(f"{self.config}: the scheduler exited with status {rc} when stopped (see {self.log.name})")
+
+    def finish(self):
+        """Close the run's files and say it is done."""
+        for f in (self.out, self.log):
+            if f is not None:
+                f.close()
+        if self.workdir is not None:
+            shutil.rmtree(os.path.dirname(self.workdir), ignore_errors=True)
+        done = f"round {self.rnd}: {self.config} done"
+        if self.workload == "compile":
+            times = build_times(self.builds_log)
+            done += f" ({len(times)} builds, mean {mean(times) or 0:.1f} s)" if times else " (no build finished)"
+        print(done, flush=True)
+
+
+def one_round(guard, where, rnd, order, workload, intervals, secs, outdir, bounds, interleaved):
+    """Every configuration's run of one round, in `order`: one after the
+    other, or (interleaved) taking turns every interval, the order of the
+    turn reversed every interval, so that the two intervals of a pair run
+    side by side in time and neither configuration is always first."""
+    if not interleaved:
+        for config in order:
+            r = Run(guard, where, config, rnd, order, workload, secs, outdir, bounds, False)
+            r.start()
+            for i in range(intervals):
+                r.interval(i)
+            r.stop()
+            r.finish()
+        return
+    runs = {c: Run(guard, where, c, rnd, order, workload, secs, outdir, bounds, True) for c in order}
+    for i in range(intervals):
+        for config in order if i % 2 == 0 else order[::-1]:
+            r = runs[config]
+            r.start()
+            r.interval(i)
+            r.stop()
+            build = r.last.get("ext_compile_s")
+            print(f"round {rnd}, interval {i}: {config} done" + (f" (build {build:.1f} s)" if build else ""),
+                  flush=True)
+    for r in runs.values():
+        r.finish()
 
 
 def run(argv):
-    where = "host"
-    if argv and argv[0] == "--vm":
-        where, argv = "vm", argv[1:]
+    where = "vm" if "--vm" in argv else "host"
+    interleaved = "--interleave" in argv
+    argv = [a for a in argv if a not in ("--vm", "--interleave")]
     outdir, workload = argv[0], argv[1]
     intervals, secs, rounds = int(argv[2]), int(argv[3]), int(argv[4])
     configs = argv[5:]
@@ -502,8 +571,7 @@ def run(argv):
                                            capture_output=True, text=True).stdout)
         for rnd in range(1, rounds + 1):
             order = configs if rnd % 2 == 1 else configs[::-1]
-            for config in order:
-                one_run(guard, where, config, rnd, order, workload, intervals, secs, outdir, bounds)
+            one_round(guard, where, rnd, order, workload, intervals, secs, outdir, bounds, interleaved)
         open(os.path.join(outdir, "bench.done"), "w").close()
     except Refused as e:
         print(f"bench: {e}", file=sys.stderr)

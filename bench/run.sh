@@ -6,7 +6,7 @@
 # or on this machine with --host (a kernel with sched_ext, as root).
 #
 #   bench/run.sh [--host] [-w WORKLOAD] [-r ROUNDS] [-n INTERVALS] [-s SECS]
-#                [-m PCT] [-o DIR] CONFIG...
+#                [-m PCT] [-i] [-o DIR] CONFIG...
 #
 #   --host     run here, not in the VM. Refuses (one line, nothing started)
 #              a kernel without sched_ext, a user who is not root, another
@@ -36,6 +36,13 @@
 #   -r 2 rounds, -n 8 intervals per run, -s 5 seconds per interval.
 #   -m PCT     also test whether each configuration stays within PCT% of
 #              the first one (compare --margin: a one-sided sign test)
+#   -i         interleave: the configurations take turns every interval
+#              (the order of a turn reversed every interval), each loaded
+#              for its interval and unloaded after it, rather than one
+#              whole run after another; the two intervals of a pair then
+#              run minutes apart, not a run apart (for build, whose
+#              intervals are long; not for compile, whose builds run
+#              across intervals)
 #   -o DIR     results here (default target/bench/[host-]<workload>-<time>)
 #
 # Results: per-run JSON lines and logs, compare-<config>.md, plot.svg.
@@ -47,20 +54,21 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 export PATH="$PATH:${HOME:-/root}/.cargo/bin"
 
-usage() { sed -n '8,39s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '8,46s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 host=0 args=()
 for a in "$@"; do
   if [ "$a" = --host ]; then host=1; else args+=("$a"); fi
 done
 set -- ${args[@]+"${args[@]}"}
-workload=saturate rounds=2 intervals=8 secs=5 out= margin=()
-while getopts "w:r:n:s:m:o:h" o; do
+workload=saturate rounds=2 intervals=8 secs=5 out= margin=() interleave=()
+while getopts "w:r:n:s:m:io:h" o; do
   case $o in
     w) workload=$OPTARG ;;
     r) rounds=$OPTARG ;;
     n) intervals=$OPTARG ;;
     s) secs=$OPTARG ;;
     m) margin=(--margin "$OPTARG") ;;
+    i) interleave=(--interleave) ;;
     o) out=$OPTARG ;;
     *) usage ;;
   esac
@@ -72,6 +80,8 @@ done
 [ $# -ge 2 ] || { echo "bench/run.sh: name at least two configurations (e.g. eevdf soryu)" >&2; exit 2; }
 [ ${#margin[@]} = 0 ] || awk -v m="${margin[1]}" 'BEGIN { exit !(m ~ /^[0-9]+(\.[0-9]+)?$/ && m > 0 && m < 100) }' ||
   { echo "bench/run.sh: -m takes a percentage above 0 and below 100, e.g. -m 5 (got '${margin[1]}')" >&2; exit 2; }
+[ ${#interleave[@]} = 0 ] || [ "$workload" != compile ] ||
+  { echo "bench/run.sh: -i does not apply to compile, whose builds run across intervals: use -w build" >&2; exit 2; }
 configs=("$@")
 if [ "$host" = 1 ]; then
   # the names, then the guard's refusals, before anything is built or started
@@ -141,11 +151,12 @@ where=VM
 [ "$host" = 0 ] || where="this machine ($(uname -r), $(nproc) CPUs)"
 each="$intervals x ${secs}s"
 [ "$workload" != build ] || each="$intervals builds"
+[ ${#interleave[@]} = 0 ] || each="$each, taking turns every interval"
 echo "bench: $workload on $where, ${rounds} rounds of ${configs[*]} (reversed every round), $each each"
 rc=0
 if [ "$host" = 1 ]; then
   SORYU_BIN=$bin SORYU_PEERS=$repo/target/peers \
-    run_child python3 bench/guest.py run "$out" "$workload" "$intervals" "$secs" "$rounds" "${configs[@]}" || rc=$?
+    run_child python3 bench/guest.py run ${interleave[@]+"${interleave[@]}"} "$out" "$workload" "$intervals" "$secs" "$rounds" "${configs[@]}" || rc=$?
   [ "$rc" = 0 ] && [ -f "$out/bench.done" ] || { echo "bench: the runs did not complete (logs: $out)" >&2; exit "$((rc ? rc : 1))"; }
 else
   name=bench-$stamp
@@ -158,7 +169,7 @@ else
   trap 'kill "$hostload" 2>/dev/null || true' EXIT
   SORYU_BIN=$bin SORYU_PEERS=$repo/target/peers \
     SORYU_VM_TIMEOUT=$((600 + rounds * ${#configs[@]} * intervals * per_interval)) \
-    run_child vm/run.sh --name "$name" bench/guest.sh "$workload" "$intervals" "$secs" "$rounds" "${configs[@]}" || rc=$?
+    run_child vm/run.sh --name "$name" bench/guest.sh ${interleave[@]+"${interleave[@]}"} "$workload" "$intervals" "$secs" "$rounds" "${configs[@]}" || rc=$?
   kill "$hostload" 2>/dev/null || true
   wait "$hostload" 2>/dev/null || true
   awk -v every="$every" '{ split($2, b, "="); split($4, o, "=") } o[2] == "?" { u++; next }

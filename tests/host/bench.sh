@@ -207,6 +207,7 @@ if [ "$(id -u)" = 0 ]; then
     printf 'trap %q INT TERM\n' "echo disabled >$sys/state; : >$sys/root/ops; exit 0"
     echo "echo soryu_stand_in >$sys/root/ops"
     echo "echo enabled >$sys/state"
+    echo 'echo "stand-in scheduler: enabled"'
     echo 'while :; do sleep 0.1; done'
   } >"$stub"
   chmod +x "$stub"
@@ -292,6 +293,32 @@ if [ "$(id -u)" = 0 ]; then
     check "build run, $c: 4 intervals, each one build with the probe through it ($v)" test "$v" = 4
   done
   left_running "build run"
+
+  # 5c'. interleaved (-i): the configurations take turns every interval,
+  # the turn's order reversed every interval, each loaded for its interval
+  # only; both runs still carry all their intervals for compare to pair
+  rc=0
+  bench --host -i -w build -o "$tmp/ibuild" -r 2 -n 4 soryu eevdf >"$tmp/ibuild.log" 2>&1 || rc=$?
+  check "interleaved build run: status $rc: $(tail -n 3 "$tmp/ibuild.log" | tr '\n' '|')" \
+    grep -q "^bench: results in $tmp/ibuild " "$tmp/ibuild.log"
+  turns=$(sed -n 's/^round \([12]\), interval \([0-9]\): \([a-z]*\) done (build [0-9.]* s)$/\1.\2\3/p' "$tmp/ibuild.log" | tr '\n' ' ')
+  want="1.0soryu 1.0eevdf 1.1eevdf 1.1soryu 1.2soryu 1.2eevdf 1.3eevdf 1.3soryu "
+  want+="2.0eevdf 2.0soryu 2.1soryu 2.1eevdf 2.2eevdf 2.2soryu 2.3soryu 2.3eevdf "
+  check "interleaved build run: turns taken in the order of each round, reversed every interval ($turns)" \
+    test "$turns" = "$want"
+  for c in soryu-r1 eevdf-r1 soryu-r2 eevdf-r2; do
+    v=$(jq -s -c '[.[] | select(.type == "interval" and .ext_compile_s > 0)] | length' "$tmp/ibuild/$c.jsonl" 2>/dev/null || echo 0)
+    check "interleaved build run, $c: 4 intervals with their build time ($v)" test "$v" = 4
+  done
+  check "interleaved build run: the header says so" \
+    test "$(head -n1 "$tmp/ibuild/soryu-r1.jsonl" | jq -c '.interleaved')" = true
+  # the stand-in was loaded once per interval: its log holds 4 starts
+  v=$(grep -c "stand-in scheduler: enabled" "$tmp/ibuild/soryu-r1.log" 2>/dev/null || echo 0)
+  check "interleaved build run: soryu loaded for each of its 4 intervals ($v starts)" test "$v" = 4
+  rc=0
+  bench --host -i -w compile -o "$tmp/icompile" -r 1 soryu eevdf >"$tmp/icompile.log" 2>&1 || rc=$?
+  one_line "interleaved compile refused" "$tmp/icompile.log" "$rc" "-i does not apply to compile"
+  left_running "interleaved build run"
 
   # 5d. a build that fails (bash's `time` still prints a time for it):
   # the run stops and says so, and no build time is filed
