@@ -508,11 +508,16 @@ class Run:
         if rc not in (0, None):
             raise Failed(f"{self.config}: the scheduler exited with status {rc} when stopped (see {self.log.name})")
 
+    def close(self):
+        """Close the run's files (what is written of them stays: every
+        record is flushed as it is written)."""
+        for f in (self.out, self.log):
+            if f is not None and not f.closed:
+                f.close()
+
     def finish(self):
         """Close the run's files and say it is done."""
-        for f in (self.out, self.log):
-            if f is not None:
-                f.close()
+        self.close()
         if self.workdir is not None:
             shutil.rmtree(os.path.dirname(self.workdir), ignore_errors=True)
         done = f"round {self.rnd}: {self.config} done"
@@ -527,27 +532,34 @@ def one_round(guard, where, rnd, order, workload, intervals, secs, outdir, bound
     other, or (interleaved) taking turns every interval, the order of the
     turn reversed every interval, so that the two intervals of a pair run
     side by side in time and neither configuration is always first."""
-    if not interleaved:
-        for config in order:
-            r = Run(guard, where, config, rnd, order, workload, secs, outdir, bounds, False)
-            r.start()
-            for i in range(intervals):
+    runs = {}
+    try:
+        if not interleaved:
+            for config in order:
+                r = runs[config] = Run(guard, where, config, rnd, order, workload, secs, outdir, bounds, False)
+                r.start()
+                for i in range(intervals):
+                    r.interval(i)
+                r.stop()
+                r.finish()
+            return
+        for c in order:
+            runs[c] = Run(guard, where, c, rnd, order, workload, secs, outdir, bounds, True)
+        for i in range(intervals):
+            for config in order if i % 2 == 0 else order[::-1]:
+                r = runs[config]
+                r.start()
                 r.interval(i)
-            r.stop()
+                r.stop()
+                build = r.last.get("ext_compile_s")
+                print(f"round {rnd}, interval {i}: {config} done" + (f" (build {build:.1f} s)" if build else ""),
+                      flush=True)
+        for r in runs.values():
             r.finish()
-        return
-    runs = {c: Run(guard, where, c, rnd, order, workload, secs, outdir, bounds, True) for c in order}
-    for i in range(intervals):
-        for config in order if i % 2 == 0 else order[::-1]:
-            r = runs[config]
-            r.start()
-            r.interval(i)
-            r.stop()
-            build = r.last.get("ext_compile_s")
-            print(f"round {rnd}, interval {i}: {config} done" + (f" (build {build:.1f} s)" if build else ""),
-                  flush=True)
-    for r in runs.values():
-        r.finish()
+    finally:
+        # on a failure or a signal too (the guard stops what runs)
+        for r in runs.values():
+            r.close()
 
 
 def run(argv):

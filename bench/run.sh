@@ -149,10 +149,10 @@ per_interval=$((secs + 10))
 [ "$workload" != build ] || per_interval=600
 where=VM
 [ "$host" = 0 ] || where="this machine ($(uname -r), $(nproc) CPUs)"
-each="$intervals x ${secs}s"
-[ "$workload" != build ] || each="$intervals builds"
+each="$intervals x ${secs}s each"
+[ "$workload" != build ] || each="$intervals builds each"
 [ ${#interleave[@]} = 0 ] || each="$each, taking turns every interval"
-echo "bench: $workload on $where, ${rounds} rounds of ${configs[*]} (reversed every round), $each each"
+echo "bench: $workload on $where, ${rounds} round(s) of ${configs[*]} (reversed every round), $each"
 rc=0
 if [ "$host" = 1 ]; then
   SORYU_BIN=$bin SORYU_PEERS=$repo/target/peers \
