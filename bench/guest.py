@@ -408,7 +408,6 @@ class Run:
         self.builds_log, self.builds_seen = self.prefix + ".builds.log", 0
         if workload == "compile":
             open(self.builds_log, "w").close()
-        self.last = None  # the last interval's record
 
     def start(self):
         """Load the scheduler (none for eevdf) and start the background load."""
@@ -440,7 +439,7 @@ class Run:
                 self.bg = self.guard.load(bg_cmd, stdout=bg_out, stderr=subprocess.STDOUT)
 
     def interval(self, i):
-        """Measure interval i and file its record."""
+        """Measure interval i, file its record and return it."""
         guard, config, workload, secs = self.guard, self.config, self.workload, self.secs
         check_still(config, guard, self.ops)
         tp_cmd = throughput_cmd(workload, secs, self.workdir)
@@ -496,7 +495,7 @@ class Run:
             self.builds_seen = len(times)
         self.out.write(json.dumps(rec) + "\n")
         self.out.flush()
-        self.last = rec
+        return rec
 
     def stop(self):
         """Stop the background load and unload the scheduler."""
@@ -527,35 +526,34 @@ class Run:
         print(done, flush=True)
 
 
+def stretches(order, intervals, interleaved):
+    """(configuration, its intervals) in the order they are measured, each
+    between a load and an unload of its scheduler: every interval of one
+    run after the other, or (interleaved) one interval each in turn, the
+    turn's order reversed every interval, so that the two intervals of a
+    pair run side by side in time and neither configuration is always
+    first."""
+    if not interleaved:
+        return [(c, range(intervals)) for c in order]
+    return [(c, [i]) for i in range(intervals) for c in (order if i % 2 == 0 else order[::-1])]
+
+
 def one_round(guard, where, rnd, order, workload, intervals, secs, outdir, bounds, interleaved):
-    """Every configuration's run of one round, in `order`: one after the
-    other, or (interleaved) taking turns every interval, the order of the
-    turn reversed every interval, so that the two intervals of a pair run
-    side by side in time and neither configuration is always first."""
-    runs = {}
+    """Every configuration's run of one round, in `order`."""
+    runs = {c: Run(guard, where, c, rnd, order, workload, secs, outdir, bounds, interleaved) for c in order}
     try:
-        if not interleaved:
-            for config in order:
-                r = runs[config] = Run(guard, where, config, rnd, order, workload, secs, outdir, bounds, False)
-                r.start()
-                for i in range(intervals):
-                    r.interval(i)
-                r.stop()
-                r.finish()
-            return
-        for c in order:
-            runs[c] = Run(guard, where, c, rnd, order, workload, secs, outdir, bounds, True)
-        for i in range(intervals):
-            for config in order if i % 2 == 0 else order[::-1]:
-                r = runs[config]
-                r.start()
-                r.interval(i)
-                r.stop()
-                build = r.last.get("ext_compile_s")
+        for config, indices in stretches(order, intervals, interleaved):
+            r = runs[config]
+            r.start()
+            for i in indices:
+                rec = r.interval(i)
+            r.stop()
+            if interleaved:
+                build = rec.get("ext_compile_s")
                 print(f"round {rnd}, interval {i}: {config} done" + (f" (build {build:.1f} s)" if build else ""),
                       flush=True)
-        for r in runs.values():
-            r.finish()
+            if i == intervals - 1:
+                r.finish()
     finally:
         # on a failure or a signal too (the guard stops what runs)
         for r in runs.values():
