@@ -137,7 +137,8 @@ hog() { # hog NICE CPUS: a shell busy loop; its pid in HOG (and PIDS)
   PIDS+=("$HOG")
 }
 # JSON report: the sum of FIELD over its intervals.
-report_sum() { jq -s --arg f "$1" 'map(select(.type == "interval") | .[$f]) | add // 0' "$SORYU_OUT/$CASE.jsonl"; }
+# (read while the daemon writes: complete records only)
+report_sum() { report_records | jq -s --arg f "$1" 'map(select(.type == "interval") | .[$f]) | add // 0'; }
 waker() { # waker PERIOD_MS SECS NICE [CPUS]: JSON line of its oversleeps
   if [ -n "${4:-}" ]; then
     taskset -c "$4" python3 "$here/policy_probe.py" waker "$1" "$2" "$3"

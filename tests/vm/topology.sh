@@ -192,7 +192,7 @@ victim_case() {
     out=$(head -n1 "$SORYU_OUT/victim.jsonl" | jq -r '.llcs // [] | join(" ")')
     check "the daemon's LLCs are the kernel's" "a == b" a="$out" b="$(tr '\n' ' ' <<<"$LLCS" | sed 's/ $//')"
     check "victims were searched for through the LLC summaries" "s > 0" \
-      s="$(jq -s 'map(select(.type == "interval") | .preempt_scans) | add // 0' "$SORYU_OUT/victim.jsonl")"
+      s="$(report_records "$SORYU_OUT/victim.jsonl" | jq -s 'map(select(.type == "interval") | .preempt_scans) | add // 0')"
     # At rest a CPU is counted twice only inside show_level(): one read of
     # three without that moment is enough; a lost or doubled count fails
     # all three.
