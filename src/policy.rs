@@ -24,6 +24,7 @@ mod ffi {
         pub fn soryu_c_level(policy: c_int, pcpu_kthread: c_int, nice: c_int, boost: c_int) -> u32;
         pub fn soryu_c_lat_bucket(ns: u64) -> u32;
         pub fn soryu_c_lat_bucket_lower(idx: u32) -> u64;
+        pub fn soryu_c_pin_key(lvl: u32, ord: u64) -> u64;
     }
 }
 
@@ -103,6 +104,12 @@ pub fn lat_bucket_lower(idx: usize) -> u64 {
     unsafe { ffi::soryu_c_lat_bucket_lower(idx as u32) }
 }
 
+/// The key of a task on a CPU's own queue: level `lvl`, place `ord`.
+#[allow(dead_code)]
+pub fn pin_key(lvl: u32, ord: u64) -> u64 {
+    unsafe { ffi::soryu_c_pin_key(lvl, ord) }
+}
+
 /// The per-task starvation bound (docs/design-starvation.md, "The bound"),
 /// in us: the longest a queued task waits before it runs, when `ahead`
 /// tasks that may use its CPUs starve with it (itself included) and it may
@@ -136,6 +143,42 @@ mod tests {
 
     const MAX: i32 = soryu_consts_SORYU_MAX_BOOST as i32;
     const NR_BUCKETS: usize = soryu_consts_SORYU_NR_LAT_BUCKETS as usize;
+
+    /// The kernel's order of a vtime DSQ (kernel/sched/ext.c,
+    /// scx_dsq_priq_less(): time_before64(a, b)).
+    fn kernel_before(a: u64, b: u64) -> bool {
+        (a.wrapping_sub(b) as i64) < 0
+    }
+
+    #[test]
+    fn pin_key_order_is_the_kernels() {
+        let shift = soryu_consts_SORYU_PIN_LVL_SHIFT;
+        let place_max = (1u64 << shift) - 1;
+        let mid = 1u64 << (shift - 1);
+        // Places at the extremes and around the FIFO middle, where head
+        // inserts count down and tail inserts up.
+        let places = [0, 1, mid - 1_000_000, mid - 1, mid, mid + 1, mid + 1_000_000, place_max - 1, place_max];
+        let levels: Vec<u32> = (0..soryu_consts_SORYU_NR_LEVELS).collect();
+        let mut keys = Vec::new();
+        for &l in &levels {
+            for &o in &places {
+                keys.push(((l, o), pin_key(l, o)));
+            }
+        }
+        for &(a, ka) in &keys {
+            for &(b, kb) in &keys {
+                assert_eq!(
+                    kernel_before(ka, kb),
+                    a < b,
+                    "level {} place {:#x} against level {} place {:#x}: the kernel's order is not (level, place)",
+                    a.0,
+                    a.1,
+                    b.0,
+                    b.1
+                );
+            }
+        }
+    }
 
     #[test]
     fn level_mapping_follows_bmq() {

@@ -1,28 +1,34 @@
 #!/usr/bin/env bash
-# Fetches and caches the guest kernel the VM tests boot: Debian
-# trixie-backports' kernel (a 7.x kernel built with CONFIG_SCHED_CLASS_EXT=y,
-# which the Debian 12 host kernel lacks), at the release and package version
-# pinned in vm/kernel.pin, so that a new upload never changes what is tested
-# without a commit.
+# Finds, fetches or builds, and caches a guest kernel for the VM tests:
+# one of the kernels pinned in vm/kernel.pin, by name (SORYU_VM_KERNEL, or
+# the first line of the pin file: Debian's trixie-backports 7.3).
 #
-# Nothing is installed on the host: the packages are downloaded with
-# `apt-get download` (signed by the archive, checked by apt) and unpacked
-# with `dpkg-deb -x` into a cache directory (SORYU_VM_CACHE, default
-# /var/cache/scx_soryu/vm). A second run only checks the cache. Needs the apt
-# sources that scripts/install-deps.sh adds.
+#  - a `binary` line is Debian's own kernel build: its packages are
+#    downloaded with `apt-get download` (signed by the archive, checked by
+#    apt) and unpacked with `dpkg-deb -x`; nothing is installed on the host;
+#  - a `source` line is built from a linux-source-X package by
+#    vm/kernel-build.sh (10-20 minutes, once per version and config).
+#
+# The cache is SORYU_VM_CACHE (default /var/cache/scx_soryu/vm); a second
+# run only checks it. Needs the apt sources scripts/install-deps.sh adds.
 #
 # Executed, it prints shell assignments for eval:
+#   SORYU_KNAME     the name in vm/kernel.pin, e.g. 7.3 or 6.12-debug
 #   SORYU_KVER      kernel release, e.g. 7.3.4+deb13-amd64
 #   SORYU_VMLINUZ   the kernel image to boot
 #   SORYU_KCONFIG   its .config (the guest has no /boot/config-* nor
 #                   /proc/config.gz; libbpf needs it for Kconfig externs)
-#   SORYU_KMODDIR   its modules (virtme-ng loads overlay/9p/... from there)
+#   SORYU_KMODDIR   its modules (virtme-ng loads overlay/9p/... from
+#                   there); empty for a source build, which has none
 # Sourced, it exports the same variables instead.
 #
-# Usage: vm/kernel.sh            # fetch if needed, print the assignments
-#        eval "$(vm/kernel.sh)"
-#        vm/kernel.sh --bump     # pin the newest upload in vm/kernel.pin
-#                                # (then run the tests and commit the pin)
+# Usage: vm/kernel.sh [NAME]          # fetch or build if needed, print the assignments
+#        eval "$(vm/kernel.sh 6.12)"
+#        vm/kernel.sh --list          # the pinned names, one a line
+#        vm/kernel.sh --all           # fetch or build every pinned kernel
+#        vm/kernel.sh --bump NAME     # pin the newest upload of NAME in
+#                                     # vm/kernel.pin (then run the tests
+#                                     # and commit the pin)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,28 +39,80 @@ pin_file=$here/kernel.pin
 die() { echo "vm/kernel.sh: $*" >&2; exit 1; }
 log() { echo "vm/kernel.sh: $*" >&2; }
 
+# The pinned lines, comments and blanks left out: NAME KIND WHAT VERSION [VARIANT].
+pins() { grep -Ev '^[[:space:]]*(#|$)' "$pin_file"; }
+pin_of() { pins | awk -v n="$1" '$1 == n'; }
+
 # The release and package version linux-image-amd64 in $suite points at now.
-newest() {
+newest_binary() {
   local v r
   v=$(apt-cache show "linux-image-amd64/$suite" 2>/dev/null | sed -n 's/^Version: //p' | head -n1)
   r=$(apt-cache depends "linux-image-amd64/$suite" 2>/dev/null |
     sed -n 's/^ *Depends: linux-image-\([0-9][^ ]*\)$/\1/p' | head -n1)
   [ -n "$v" ] && [ -n "$r" ] && echo "$r $v"
 }
+# The newest version of source package $1 in any configured suite.
+newest_source() {
+  apt-cache madison "$1" 2>/dev/null | awk -F'|' 'NR == 1 { gsub(/ /, "", $2); print $2 }' | grep .
+}
 
-if [ "${1:-}" = --bump ]; then
-  new=$(newest) || die "apt cannot resolve linux-image-amd64 in $suite (run scripts/install-deps.sh)"
-  old=$(grep -v '^#' "$pin_file" | head -n1)
-  sed -i "s/^[^#].*/$new/" "$pin_file"
-  log "pinned $new (was $old): run scripts/test.sh, then commit vm/kernel.pin"
+case ${1:-} in
+--list)
+  pins | awk '{ print $1 }'
   exit 0
-fi
+  ;;
+--all)
+  for n in $(pins | awk '{ print $1 }'); do
+    SORYU_VM_KERNEL=$n "$0" >/dev/null
+  done
+  exit 0
+  ;;
+--bump)
+  [ $# -eq 2 ] || die "usage: vm/kernel.sh --bump NAME (one of: $(pins | awk '{ print $1 }' | xargs))"
+  read -r name kind what ver variant < <(pin_of "$2") || die "no kernel named '$2' in $pin_file"
+  if [ "$kind" = binary ]; then
+    new=$(newest_binary) || die "apt cannot resolve linux-image-amd64 in $suite (run scripts/install-deps.sh)"
+  else
+    new="$what $(newest_source "$what")" || die "apt knows no $what (run scripts/install-deps.sh)"
+  fi
+  awk -v n="$name" -v k="$kind" -v new="$new" -v var="${variant:-}" '
+    !/^[[:space:]]*(#|$)/ && $1 == n { split(new, w, " ")
+      printf "%-13s %-7s %-20s %-20s %s\n", n, k, w[1], w[2], var; next } { print }' \
+    "$pin_file" >"$pin_file.new"
+  sed -i 's/[[:space:]]*$//' "$pin_file.new"
+  mv "$pin_file.new" "$pin_file"
+  log "pinned $name: $new (was $what $ver): run scripts/test.sh, then commit vm/kernel.pin"
+  exit 0
+  ;;
+-*) die "unknown option $1 (see the head of vm/kernel.sh)" ;;
+esac
 
-read -r kver pkgver < <(grep -v '^#' "$pin_file" | head -n1) || true
-[ -n "${kver:-}" ] && [ -n "${pkgver:-}" ] || die "no kernel pinned in $pin_file"
-cur=$(newest || true)
+want=${1:-${SORYU_VM_KERNEL:-$(pins | awk 'NR == 1 { print $1 }')}}
+read -r name kind what ver variant < <(pin_of "$want") ||
+  die "no kernel named '$want' in $pin_file (pinned: $(pins | awk '{ print $1 }' | xargs))"
+
+emit() { # emit RELEASE VMLINUZ KCONFIG KMODDIR
+  grep -qx 'CONFIG_SCHED_CLASS_EXT=y' "$3" ||
+    die "kernel $1 lacks CONFIG_SCHED_CLASS_EXT=y ($3): sched_ext cannot load in it"
+  if [ "${BASH_SOURCE[0]}" != "$0" ]; then
+    export SORYU_KNAME=$name SORYU_KVER=$1 SORYU_VMLINUZ=$2 SORYU_KCONFIG=$3 SORYU_KMODDIR=$4
+  else
+    printf 'SORYU_KNAME=%q\nSORYU_KVER=%q\nSORYU_VMLINUZ=%q\nSORYU_KCONFIG=%q\nSORYU_KMODDIR=%q\n' \
+      "$name" "$1" "$2" "$3" "$4"
+  fi
+}
+
+if [ "$kind" = source ]; then
+  bdir=$("$here/kernel-build.sh" "$what" "$ver" ${variant:+"$variant"}) || exit 1
+  emit "$(cat "$bdir/release")" "$bdir/bzImage" "$bdir/config" ""
+  # (sourced: return, not exit)
+  return 0 2>/dev/null || exit 0
+fi
+[ "$kind" = binary ] || die "kernel $name: unknown kind '$kind' in $pin_file"
+kver=$what pkgver=$ver
+cur=$(newest_binary || true)
 if [ -n "$cur" ] && [ "$cur" != "$kver $pkgver" ]; then
-  log "note: $suite now has $cur; the tests stay on the pinned $kver $pkgver (vm/kernel.sh --bump to move)"
+  log "note: $suite now has $cur; the tests stay on the pinned $kver $pkgver (vm/kernel.sh --bump $name to move)"
 fi
 
 dir=$cache/$kver
@@ -124,12 +182,4 @@ kconfig=$(find_first "$root/usr/lib/modules/$kver/config" "$root/boot/config-$kv
 kmoddir=$(find_first "$root/usr/lib/modules/$kver" "$root/lib/modules/$kver") ||
   die "no modules for $kver under $root"
 
-grep -qx 'CONFIG_SCHED_CLASS_EXT=y' "$kconfig" ||
-  die "kernel $kver lacks CONFIG_SCHED_CLASS_EXT=y ($kconfig): sched_ext cannot load in it"
-
-if [ "${BASH_SOURCE[0]}" != "$0" ]; then
-  export SORYU_KVER=$kver SORYU_VMLINUZ=$vmlinuz SORYU_KCONFIG=$kconfig SORYU_KMODDIR=$kmoddir
-else
-  printf 'SORYU_KVER=%q\nSORYU_VMLINUZ=%q\nSORYU_KCONFIG=%q\nSORYU_KMODDIR=%q\n' \
-    "$kver" "$vmlinuz" "$kconfig" "$kmoddir"
-fi
+emit "$kver" "$vmlinuz" "$kconfig" "$kmoddir"

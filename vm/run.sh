@@ -46,6 +46,9 @@
 #   SORYU_VM_VERBOSE=1     stream the guest console (kernel log and all)
 #   SORYU_VM_STREAM=1      stream the guest script's output as it runs
 #                          (instead of printing it when the VM is done)
+#   SORYU_VM_KERNEL        which pinned guest kernel to boot, by its name in
+#                          vm/kernel.pin (default: its first line, 7.3);
+#                          see vm/kernel.sh
 #   SORYU_VM_CACHE         kernel cache, see vm/kernel.sh
 #   SORYU_VM_QEMU          another qemu-system-x86_64 (e.g. to compare
 #                          emulators; with SORYU_VM_OLD_QEMU=1 for one < 10)

@@ -120,6 +120,11 @@ enum soryu_consts {
 	 * is l * SORYU_NR_LEVELS + v, at most 8,447 with SORYU_MAX_LLCS.
 	 */
 	SORYU_PIN_DSQ = 1 << 16,
+	/*
+	 * An own queue's key: the level above this bit, the place in the
+	 * level below it (policy.h: soryu_pin_key(), which says why 57).
+	 */
+	SORYU_PIN_LVL_SHIFT = 57,
 
 	/* Kernel watchdog: a task runnable this long without running ejects us. */
 	SORYU_TIMEOUT_MS = 10000,

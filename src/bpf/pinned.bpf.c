@@ -19,11 +19,8 @@
  * Included by main.bpf.c, after its globals and maps.
  */
 
-/* pin_key(): the level above bit 58, the place in the level below it. */
-#define PIN_LVL_SHIFT	58
-#define PIN_ORD_MASK	((1ULL << PIN_LVL_SHIFT) - 1)
-/* FIFO places: tails count up from here, heads down (2^57 each way). */
-#define PIN_FIFO_MID	(1ULL << (PIN_LVL_SHIFT - 1))
+/* FIFO places: tails count up from here, heads down (2^56 each way). */
+#define PIN_FIFO_MID	(1ULL << (SORYU_PIN_LVL_SHIFT - 1))
 
 static bool pins_to_one_cpu(const struct task_struct *p)
 {
@@ -39,10 +36,12 @@ static bool pins_to_one_cpu(const struct task_struct *p)
  * (the rule of resume_at_head()); one handed back by cpu_release goes to
  * the head, or with --vtime before every vtime (requeue_how()); otherwise
  * with --vtime the place is its vtime, clamped as
- * on a shared level (saved by pin_enqueue()). The counters are written by
+ * on a shared level (saved by pin_enqueue()). The key puts every level
+ * before every worse one (soryu_pin_key()). The counters are written by
  * ops.enqueue under the runqueue lock of the task's CPU, which for a task
  * with one CPU is that CPU's, so they do not race; they would wrap after
- * 2^57 inserts.
+ * 2^56 inserts, and a vtime past 2^57 ns (4.5 years of CPU time) would
+ * wrap within its level.
  */
 static u64 pin_key(const struct soryu_task_ctx *tctx, u32 lvl, enum requeue how,
 		   struct cpu_ctx *cctx)
@@ -57,7 +56,7 @@ static u64 pin_key(const struct soryu_task_ctx *tctx, u32 lvl, enum requeue how,
 		ord = PIN_FIFO_MID - ++cctx->pin_heads;
 	else
 		ord = PIN_FIFO_MID + ++cctx->pin_tails;
-	return ((u64)lvl << PIN_LVL_SHIFT) | (ord & PIN_ORD_MASK);
+	return soryu_pin_key(lvl, ord);
 }
 
 /*

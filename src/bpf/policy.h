@@ -182,4 +182,19 @@ static inline u64 soryu_lat_bucket_lower(u32 idx)
 	return (1ULL << msb) + (u64)sub * (1ULL << (msb - SORYU_LAT_SUB_SHIFT));
 }
 
+/*
+ * The key of a task on a CPU's own queue (pinned.bpf.c), a vtime DSQ: its
+ * level @lvl above bit SORYU_PIN_LVL_SHIFT, its place @ord in the level
+ * below it. The kernel orders such a DSQ by time_before64(), the sign of
+ * the 64-bit difference of two keys: that is the keys' own order only
+ * while no two keys are 2^63 or more apart. The largest key is below
+ * (SORYU_NR_LEVELS + 1) << SORYU_PIN_LVL_SHIFT, 34 << 57 < 2^63, so
+ * every level sorts before every worse one whatever the places, and the
+ * order is total. A place is cut to the bits below the level (2^57).
+ */
+static inline u64 soryu_pin_key(u32 lvl, u64 ord)
+{
+	return ((u64)lvl << SORYU_PIN_LVL_SHIFT) | (ord & ((1ULL << SORYU_PIN_LVL_SHIFT) - 1));
+}
+
 #endif /* __SORYU_POLICY_H */

@@ -24,3 +24,4 @@ int soryu_c_cgroup_nice_sum(int sum, int cgroup_nice) { return soryu_cgroup_nice
 u32 soryu_c_level(int policy, int pcpu_kthread, int nice, int boost) { return soryu_level(policy, pcpu_kthread, nice, boost); }
 u32 soryu_c_lat_bucket(u64 ns) { return soryu_lat_bucket(ns); }
 u64 soryu_c_lat_bucket_lower(u32 idx) { return soryu_lat_bucket_lower(idx); }
+u64 soryu_c_pin_key(u32 lvl, u64 ord) { return soryu_pin_key(lvl, ord); }
