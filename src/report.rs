@@ -163,7 +163,7 @@ pub fn header_record(opts: &Opts, kernel_hz: u32, run_id: &str) -> Header {
         kernel: Some(kernel_release()),
         kernel_hz: Some(kernel_hz),
         nr_cpus: Some(libbpf_rs::num_possible_cpus().unwrap_or(0) as u64),
-        llcs: Some(crate::topology::layout().describe()),
+        llcs: Some(crate::topology::read().describe()),
         knobs: opts
             .knobs()
             .into_iter()

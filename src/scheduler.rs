@@ -156,6 +156,31 @@ fn verified_insns(skel: &BpfSkel) -> (u64, String, u32) {
     (total, top, top_insns)
 }
 
+/// The compat fallbacks the loaded program uses on this kernel, by the
+/// names the log shows (src/bpf/intf.h, enum soryu_compat, says what each
+/// stands for); "none" on a kernel with every interface soryu calls.
+fn compat_names(mask: u32) -> String {
+    use crate::bpf_intf::*;
+    const NAMES: [(u32, &str); soryu_compat_SORYU_NR_COMPAT as usize] = [
+        (soryu_compat_SORYU_COMPAT_PEEK_ITER, "peek_iter"),
+        (soryu_compat_SORYU_COMPAT_SLICE_WRITE, "slice_write"),
+        (soryu_compat_SORYU_COMPAT_KTIME, "ktime"),
+        (soryu_compat_SORYU_COMPAT_DISPATCH, "dispatch"),
+        (soryu_compat_SORYU_COMPAT_NODE0, "node0"),
+        (soryu_compat_SORYU_COMPAT_CPU_RQ, "cpu_rq"),
+    ];
+    let on: Vec<&str> = NAMES
+        .iter()
+        .filter(|(bit, _)| mask & bit != 0)
+        .map(|&(_, n)| n)
+        .collect();
+    if on.is_empty() {
+        "none".into()
+    } else {
+        on.join(" ")
+    }
+}
+
 pub struct Scheduler<'a> {
     skel: BpfSkel<'a>,
     link: Option<libbpf_rs::Link>,
@@ -191,7 +216,8 @@ impl<'a> Scheduler<'a> {
         rodata.daemon_tgid = std::process::id();
         rodata.inject_error_ns = opts.inject_error_ms.map_or(0, |ms| ms * 1_000_000);
         rodata.inject_verifier_reject = opts.inject_verifier_reject;
-        set_layout(rodata, crate::topology::layout());
+        let layout = crate::topology::read();
+        set_layout(rodata, &layout);
         if let Some(comm) = &opts.inject_stall {
             for (dst, src) in rodata.stall_comm.iter_mut().zip(comm.bytes()) {
                 *dst = src as _;
@@ -214,6 +240,7 @@ impl<'a> Scheduler<'a> {
         let attached = load_start.elapsed() - loaded;
         let (insns, top, top_insns) = verified_insns(&skel);
         let kernel_hz = skel.maps.bss_data.as_ref().map_or(0, |b| b.kernel_hz);
+        let compat = skel.maps.bss_data.as_ref().map_or(0, |b| b.compat_paths);
         // One starving task per CPU: the bound every report prints beside
         // the longest queued wait (docs/design-starvation.md).
         stats::set_starve_bound_us(crate::policy::starve_bound_us(
@@ -227,7 +254,12 @@ impl<'a> Scheduler<'a> {
             .launch()
             .context("cannot start the scx_stats server")?;
 
-        let llcs = crate::topology::layout().describe();
+        info!(
+            "kernel {}: compat fallbacks in use: {}",
+            report::kernel_release(),
+            compat_names(compat)
+        );
+        let llcs = layout.describe();
         info!(
             "topology: {} LLC{} for the victim search: {}",
             llcs.len(),

@@ -2,11 +2,10 @@
 //
 // Which CPUs share a last-level cache, as the kernel reports it in sysfs:
 // the layout the BPF side's preemption victim search reads per LLC
-// (src/bpf/llc.bpf.c). Read once per process; the rodata and the report
-// header both take it from here.
+// (src/bpf/llc.bpf.c). Read anew at every load, so that a restart after
+// CPU hotplug sees the CPUs as they are now.
 
 use std::path::Path;
-use std::sync::OnceLock;
 
 use crate::bpf_intf::*;
 
@@ -29,27 +28,25 @@ impl Layout {
     }
 }
 
-/// The layout of this machine, read on first use.
-pub fn layout() -> &'static Layout {
-    static LAYOUT: OnceLock<Layout> = OnceLock::new();
-    LAYOUT.get_or_init(|| {
-        let nr = libbpf_rs::num_possible_cpus().unwrap_or(1).max(1);
-        let sys = Path::new("/sys/devices/system/cpu");
-        let keys: Vec<(usize, usize)> = (0..nr)
-            .filter_map(|cpu| llc_key(sys, cpu).map(|k| (cpu, k)))
-            .collect();
-        let mut layout = group(&keys, nr, soryu_consts_SORYU_MAX_LLCS as usize);
-        let threads: Vec<Option<Vec<usize>>> = (0..nr)
-            .map(|cpu| {
-                let f = sys.join(format!("cpu{cpu}/topology/thread_siblings_list"));
-                std::fs::read_to_string(f)
-                    .ok()
-                    .and_then(|s| parse_cpu_list(&s))
-            })
-            .collect();
-        layout.siblings = sibling_ring(&threads);
-        layout
-    })
+/// The layout of this machine as sysfs shows it now. Read at every load:
+/// CPUs that come online after a hotplug restart join their own LLC.
+pub fn read() -> Layout {
+    let nr = libbpf_rs::num_possible_cpus().unwrap_or(1).max(1);
+    let sys = Path::new("/sys/devices/system/cpu");
+    let keys: Vec<(usize, usize)> = (0..nr)
+        .filter_map(|cpu| llc_key(sys, cpu).map(|k| (cpu, k)))
+        .collect();
+    let mut layout = group(&keys, nr, soryu_consts_SORYU_MAX_LLCS as usize);
+    let threads: Vec<Option<Vec<usize>>> = (0..nr)
+        .map(|cpu| {
+            let f = sys.join(format!("cpu{cpu}/topology/thread_siblings_list"));
+            std::fs::read_to_string(f)
+                .ok()
+                .and_then(|s| parse_cpu_list(&s))
+        })
+        .collect();
+    layout.siblings = sibling_ring(&threads);
+    layout
 }
 
 /// Per CPU, the next CPU of its core's thread list (ascending, wrapping),

@@ -4,18 +4,19 @@
 # of (6.12 LTS, 7.2). Called by vm/kernel.sh for a `source` line of
 # vm/kernel.pin; not usually run by hand.
 #
-#   vm/kernel-build.sh PACKAGE VERSION [VARIANT]
+#   vm/kernel-build.sh PACKAGE VERSION [VARIANTS]
 #
 # PACKAGE is a linux-source-X package (the Debian-patched source tree as a
-# tarball), VERSION its exact package version, VARIANT a config fragment
-# in vm/kconfig/ applied on top of base.config (e.g. `debug`). The config
+# tarball), VERSION its exact package version, VARIANTS comma-separated
+# names of config fragments in vm/kconfig/ applied on top of base.config
+# (e.g. `preempt-voluntary,debug`). The config
 # starts from `make allnoconfig` plus vm/kconfig/base.config; every option
 # of the fragments must hold after `make olddefconfig`, or the build stops
 # and names the ones that do not. No modules: everything the guest needs
 # is built in, so virtme-ng boots the image as it is.
 #
 # The result, in the cache (SORYU_VM_CACHE, default /var/cache/scx_soryu/vm),
-# in a directory keyed by package, version, variant and a hash of the
+# in a directory keyed by package, version, variants and a hash of the
 # fragments: `bzImage`, `config`, `release` (uname -r), `build-seconds`.
 # A second run with the same key only prints the directory. The build takes
 # 10 to 20 minutes on two cores; it runs in a scratch directory renamed into
@@ -32,20 +33,21 @@ cache=${SORYU_VM_CACHE:-/var/cache/scx_soryu/vm}
 die() { echo "vm/kernel-build.sh: $*" >&2; exit 1; }
 log() { echo "vm/kernel-build.sh: $*" >&2; }
 
-[ $# -ge 2 ] && [ $# -le 3 ] || die "usage: vm/kernel-build.sh PACKAGE VERSION [VARIANT]"
+[ $# -ge 2 ] && [ $# -le 3 ] || die "usage: vm/kernel-build.sh PACKAGE VERSION [VARIANTS]"
 pkg=$1 ver=$2 variant=${3:-}
 [[ $pkg == linux-source-* ]] || die "$pkg is not a linux-source-X package"
 
 fragments=("$here/kconfig/base.config")
-if [ -n "$variant" ]; then
-  [ -f "$here/kconfig/$variant.config" ] || die "no config fragment vm/kconfig/$variant.config for variant '$variant'"
-  fragments+=("$here/kconfig/$variant.config")
-fi
+IFS=, read -r -a variants <<<"$variant"
+for v in "${variants[@]}"; do
+  [ -f "$here/kconfig/$v.config" ] || die "no config fragment vm/kconfig/$v.config for variant '$v'"
+  fragments+=("$here/kconfig/$v.config")
+done
 # The recipe's own version: bump it when the way of building changes in a
 # way the fragments do not show.
 recipe=1
 key=$(cat "${fragments[@]}" <(echo "recipe $recipe") | sha256sum | cut -c1-12)
-dir=$cache/build/$pkg-$ver${variant:+-$variant}-$key
+dir=$cache/build/$pkg-$ver${variant:+-${variant//,/-}}-$key
 
 if [ -s "$dir/bzImage" ] && [ -e "$dir/.complete" ]; then
   echo "$dir"

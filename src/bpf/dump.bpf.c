@@ -9,7 +9,7 @@
  *   soryu: vtime_now=... starve_ms=... slice_us=...
  *   soryu: llc L lvl_bitmap=0x... starving=0x... levels_running 0x...
  *   soryu: llc L level V queued N last_served -Tms  (levels that hold tasks)
- *   soryu: cpu C level L grant G own_queue N        (per CPU)
+ *   soryu: cpu C level L grant_pid P own_queue N    (per CPU)
  *   soryu: task boost B level L waited Tms ...      (per runnable task)
  */
 
@@ -52,8 +52,8 @@ void BPF_STRUCT_OPS(soryu_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool idl
 
 	if (!cctx || idle)
 		return;
-	scx_bpf_dump("soryu: cpu %d level %u grant %d own_queue %d\n", cpu, cctx->level,
-		     cctx->starve_grant, scx_bpf_dsq_nr_queued(SORYU_PIN_DSQ + cpu));
+	scx_bpf_dump("soryu: cpu %d level %u grant_pid %d own_queue %d\n", cpu, cctx->level,
+		     cctx->grant_pid, scx_bpf_dsq_nr_queued(SORYU_PIN_DSQ + cpu));
 }
 
 void BPF_STRUCT_OPS(soryu_dump_task, struct scx_dump_ctx *dctx, struct task_struct *p)

@@ -130,6 +130,27 @@ enum soryu_consts {
 	SORYU_TIMEOUT_MS = 10000,
 };
 
+/*
+ * The kernel interfaces soryu falls back from on older kernels (the scx
+ * headers' compat.bpf.h): a bit of `compat_paths` (main.bpf.c) is set when
+ * the loaded program uses the fallback. The daemon logs them at attach.
+ */
+enum soryu_compat {
+	/* a DSQ's first task read through a DSQ iterator: scx_bpf_dsq_peek() before 7.1 */
+	SORYU_COMPAT_PEEK_ITER = 1 << 0,
+	/* a slice set by writing p->scx.slice: no scx_bpf_task_set_slice() before 6.19 */
+	SORYU_COMPAT_SLICE_WRITE = 1 << 1,
+	/* the clock is bpf_ktime_get_ns(): no scx_bpf_now() before 6.14 */
+	SORYU_COMPAT_KTIME = 1 << 2,
+	/* the 6.12 names: scx_bpf_dispatch*(), scx_bpf_consume(), *_from_dsq() */
+	SORYU_COMPAT_DISPATCH = 1 << 3,
+	/* own queues allocated on node 0: no scx_bpf_cpu_node() before 6.15 */
+	SORYU_COMPAT_NODE0 = 1 << 4,
+	/* a CPU's current task read off its runqueue: no scx_bpf_cpu_curr() before 6.18 */
+	SORYU_COMPAT_CPU_RQ = 1 << 5,
+	SORYU_NR_COMPAT = 6,
+};
+
 /* Per-CPU event counters; user space sums CPUs and differences intervals. */
 enum soryu_counter {
 	SORYU_CNT_ENQUEUE,		/* tasks placed under their level: on a level DSQ,

@@ -296,7 +296,7 @@ static u64 below(u32 limit)
  * take_level() which LLC gives one, @own first. Strict priority holds
  * between LLCs as within one: a CPU never takes a level while a better one
  * is counted anywhere it could run it, and a kick from another LLC's
- * enqueue (try_preempt()) is answered with that LLC's task.
+ * enqueue (find_victim()) is answered with that LLC's task.
  */
 __verified_once bool scan_levels(u32 own, u32 limit, u64 now, struct soryu_stats *st)
 {
@@ -386,12 +386,35 @@ __verified_once bool sweep_levels(u32 own, u32 limit, u64 now, struct soryu_stat
 }
 
 /*
+ * The repair sweep found @p, first of level @lvl of LLC @llc, behind a
+ * clear bit: kick a CPU of that LLC that may run it, an idle one first,
+ * else the one running the worst level worse than @lvl. Inlined here, not
+ * through claim_idle_cpu() and find_victim(): those are verified on their
+ * own, where a task's cpumask is only readable in a callback that cannot
+ * sleep, and the timer belongs to ops.init's program, which may. The
+ * caller holds the RCU read lock that makes @p's cpumask readable here.
+ */
+static __always_inline void repair_kick(struct task_struct *p, u32 llc, u32 lvl)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	struct victim v = { .cpu = -1, .level = lvl };
+	s32 cpu = claim_in_llc(p, idle, llc, 0);
+
+	scx_bpf_put_idle_cpumask(idle);
+	if (cpu >= 0) {
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		return;
+	}
+	scan_llc(p, &v, llc);
+	if (v.cpu >= 0 && v.cctx)
+		kick_victim(v.cpu, v.cctx, lvl, v.level, 0);
+}
+
+/*
  * --clear-bitmap safety net for the CPUs that do not dispatch: in every
  * LLC, set the bit of any non-empty level that reads clear, and find the
- * level's first task a CPU as a new arrival would get one (try_preempt():
- * an idle CPU it may use, else one it may use that runs a worse level). A
- * CPU busy with an equal or better level reaches sweep_levels() when its
- * slice ends.
+ * level's first task a CPU of its LLC (repair_kick()). A CPU busy with an
+ * equal or better level reaches sweep_levels() when its slice ends.
  */
 static int repair_sweep(void *map, int *key, struct bpf_timer *timer)
 {
@@ -414,7 +437,7 @@ static int repair_sweep(void *map, int *key, struct bpf_timer *timer)
 			bpf_rcu_read_lock();
 			head = __COMPAT_scx_bpf_dsq_peek(LEVEL_DSQ(l, lvl));
 			if (head)
-				try_preempt(head, lvl, true, this_stats());
+				repair_kick(head, l, lvl);
 			bpf_rcu_read_unlock();
 		}
 	}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * scx_soryu: the levels the CPUs run, summarised per LLC, so that the
- * preemption victim search (try_preempt()) reads one word per LLC and then
+ * preemption victim search (find_victim()) reads one word per LLC and then
  * the CPUs of one LLC, L + N/L reads for N CPUs in L LLCs, instead of every
  * CPU's cpu_ctx. Each CPU shows the level it runs in its cpu_ctx
  * (show_level()); every change also moves the CPU's count in its LLC's
@@ -10,7 +10,7 @@
  *
  * The summary is a hint, as the levels it sums are: a CPU may switch tasks
  * right after another CPU read it. It can mislead a search for a moment,
- * never hide a CPU for longer (see try_preempt() for how far a search
+ * never hide a CPU for longer (see find_victim() for how far a search
  * reads).
  * Included by main.bpf.c, after its globals and maps.
  */

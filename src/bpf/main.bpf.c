@@ -90,6 +90,8 @@ u64 stats_epoch;
 /* The kernel's HZ, for reporting waits in jiffies (0: config not readable). */
 extern unsigned int CONFIG_HZ __kconfig __weak;
 u32 kernel_hz;
+/* The compat fallbacks this kernel makes soryu use (intf.h, enum soryu_compat). */
+u32 compat_paths;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -118,8 +120,13 @@ struct cpu_ctx {
 	 * cleared here when the next task stops: see note_kick_landed().
 	 */
 	u32 kick_level1;
-	/* the next task to run here was served by the anti-starvation pass */
-	bool starve_grant;
+	/*
+	 * The task the anti-starvation pass moved to this CPU's local DSQ,
+	 * which gets the grant when it starts here (0: none). Only this CPU
+	 * writes it: set by the serve, cleared by every dispatch (the local
+	 * DSQ is empty then: the task ran or left) and by cpu_release.
+	 */
+	s32 grant_pid;
 	/* this CPU's own queue held a stale task at the last look (pinned.bpf.c) */
 	bool pin_starving;
 	u64 pin_next_look;
@@ -138,6 +145,8 @@ struct cpu_ctx {
 	 * waking CPU, cleared here.
 	 */
 	bool resume_behind;
+	/* the target of full_barrier(), written by this CPU only */
+	u64 fence;
 };
 
 struct {
@@ -185,6 +194,24 @@ struct {
 static struct soryu_task_ctx *lookup_task_ctx(const struct task_struct *p)
 {
 	return bpf_task_storage_get(&task_ctxs, (struct task_struct *)p, 0, 0);
+}
+
+/*
+ * A full memory barrier: a BPF atomic RMW that returns its value is fully
+ * ordered (BPF_FETCH; barrier_var() makes the compiler keep the fetch
+ * form), on a line only this CPU writes. See count_waiting() and
+ * go_idle() for the pair it orders.
+ */
+static void full_barrier(void)
+{
+	struct cpu_ctx *cctx;
+	u32 zero = 0;
+	u64 v;
+
+	if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero))) {
+		v = __sync_fetch_and_add(&cctx->fence, 1);
+		barrier_var(v);
+	}
 }
 
 /* Timed sections, in profiling builds only (TIMED()). */
@@ -298,6 +325,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	struct soryu_stats *st = this_stats();
 	struct soryu_task_ctx *tctx;
 	enum requeue how;
+	bool pinned, ok;
 	u32 lvl;
 	u64 slice, gran;
 	s64 v;
@@ -322,92 +350,93 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	 * (never for a task that may use one CPU): cleared here, it never
 	 * outlives the enqueue it was meant for.
 	 * Not 0 when either holds. Bit operations, not a branch: the verifier
-	 * would walk the rest of ops.enqueue once for each value (73,782
-	 * instructions against 36,789).
+	 * would walk the rest of ops.enqueue once for each value.
 	 */
 	gran = (~enq_flags & SCX_ENQ_WAKEUP) | tctx->sync_wake;
 	tctx->sync_wake = 0;
-	/*
-	 * A task queued again before it ran (re-queued off a CPU a higher class
-	 * took, a nice or affinity change) keeps its age: the starvation rule
-	 * counts from when it first waited, not from the last requeue. So does
-	 * one robbed of its serve, or preempted before it was served
-	 * (served()): its wait was not over.
-	 */
-	if (!tctx->queued_at) {
-		tctx->queued_at = scx_bpf_now();
-		if (how == REQUEUE_TAIL || (how == REQUEUE_RESUME && served(p, tctx)))
-			tctx->age_at = tctx->queued_at;
-	}
+	stamp_queued(p, tctx, how);
 	if (stall_injected(p)) {
 		count_level(tctx, 0);
 		pin_leave(p, tctx);
 		return;	/* stranded on purpose: the watchdog must notice */
 	}
 	slice = slice_left(tctx);
-	/*
-	 * A task still holding a starvation grant is back before its slice ran
-	 * out: a kick aimed at this CPU before the grant showed in cpu_ctx
-	 * (find_victim() reads it without a lock), or a higher class took the
-	 * CPU. It resumes where it was, ahead of everything else there, on
-	 * what is left of its slice. Sending it back through its level instead
-	 * would need a second serve, which restarts the level's starvation
-	 * clock: every other task starving there would wait one more round.
-	 * Not when ops.cpu_release handed it back (SCX_ENQ_REENQ): this CPU now
-	 * belongs to a higher class, and its level, where it keeps its age,
-	 * lets any other CPU take it (requeue_how()).
-	 */
+
+	/* placements that need no victim: the grant's CPU, behind a wakee, an idle CPU */
 	if (tctx->granted) {
-		count_level(tctx, 0);
-		if (scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice, enq_flags | SCX_ENQ_HEAD))
-			stat_add(st, SORYU_CNT_DIRECT, 1);
-		else
-			stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
+		resume_granted(p, tctx, slice, enq_flags, st);
 		return;
 	}
-	/* preempted by a wakee put on this CPU's local DSQ: behind it */
 	if (how == REQUEUE_RESUME && TIMED(SORYU_SEC_RESUME_BEHIND, resume_behind_wakee(p)))
 		return;
-	if (pins_to_one_cpu(p)) {
-		/*
-		 * Its one CPU, judged by find_victim(): a wakeup that may
-		 * preempt it goes straight onto its local DSQ, as a shared
-		 * task's does (preempt_local() checks the CPU's own queue for
-		 * a task as good that queued first). A waker pinned to one
-		 * CPU, as cyclictest pins its thread, otherwise cost its CPU
-		 * two dispatch calls per wakeup.
-		 */
-		stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
-		v = TIMED(SORYU_SEC_PIN_VICTIM, find_victim(p, victim_bar(p, lvl, enq_flags)));
-		if (TIMED(SORYU_SEC_PIN_PREEMPT, preempt_local(p, v, gran, enq_flags)))
-			return;
-		/* its CPU's own queue: counted on no shared level */
-		count_level(tctx, 0);
-		if (!pin_enqueue(p, tctx, lvl, slice, how, enq_flags)) {
-			stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
-			return;
-		}
-		stat_add(st, SORYU_CNT_PINNED, 1);
-		count_enqueue(st, tctx, lvl);
-		/* its own CPU may idle; else the victim found above, kicked */
-		if (!kick_idle(p, st))
-			kick_found(v, lvl, gran, st);
+	pinned = pins_to_one_cpu(p);
+	if (!pinned && TIMED(SORYU_SEC_PLACE_IDLE, place_on_idle(p, tctx, slice, enq_flags, st)))
 		return;
-	}
-	pin_leave(p, tctx);
-	if (TIMED(SORYU_SEC_PLACE_IDLE, place_on_idle(p, tctx, slice, enq_flags, st)))
-		return;
-	/* no CPU idle: a victim, then the task onto it or onto its level */
+
+	/*
+	 * A queue and a victim: counted where it will wait first, then the
+	 * CPUs read (count_waiting()); a wakeup that may preempt the victim
+	 * goes straight onto its local DSQ (preempt_local()), else the task
+	 * waits on its level (or its one CPU's own queue) and the victim, if
+	 * any, is kicked.
+	 */
+	count_waiting(p, tctx, lvl, pinned);
 	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
 	v = TIMED(SORYU_SEC_FIND_VICTIM, find_victim(p, victim_bar(p, lvl, enq_flags)));
 	if (TIMED(SORYU_SEC_PREEMPT_LOCAL, preempt_local(p, v, gran, enq_flags)))
 		return;
-	if (!TIMED(SORYU_SEC_QUEUE_LEVEL, queue_on_level(p, tctx, lvl, slice, how, enq_flags))) {
+	if (pinned)
+		ok = pin_enqueue(p, tctx, lvl, slice, how, enq_flags);
+	else
+		ok = TIMED(SORYU_SEC_QUEUE_LEVEL, queue_on_level(p, tctx, lvl, slice, how, enq_flags));
+	if (!ok) {
 		stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
 		return;
 	}
+	if (pinned)
+		stat_add(st, SORYU_CNT_PINNED, 1);
 	count_enqueue(st, tctx, lvl);
-	kick_found(v, lvl, gran, st);
+	/* a pinned task's one CPU may idle: claim it; else the victim, kicked */
+	if (!pinned || !kick_idle(p, st))
+		kick_found(v, lvl, gran, st);
+}
+
+/*
+ * The best task queued for this CPU, below level @limit (@limit itself
+ * when a tie should round-robin): this CPU's own queue (pinned.bpf.c)
+ * against the shared levels, strictly better shared levels first, then
+ * the own queue's first task, which wins a tie (its tasks can run nowhere
+ * else), then the shared levels again if that task left meanwhile.
+ */
+static __always_inline bool take_best(s32 cpu, struct cpu_ctx *cctx, u32 limit, u64 now,
+				      struct soryu_stats *st)
+{
+	u32 pin = pin_level(cpu, cctx), lim = pin < limit ? pin : limit, llc = cctx ? cctx->llc : 0;
+
+	if (TIMED(SORYU_SEC_SCAN_LEVELS, scan_levels(llc, lim, now, st)) ||
+	    (clear_bitmap && sweep_levels(llc, lim, now, st)))
+		return true;
+	if (lim == limit)
+		return false;
+	return take_pinned(cpu, st) || scan_levels(llc, limit, now, st) ||
+	       (clear_bitmap && sweep_levels(llc, limit, now, st));
+}
+
+/*
+ * Nothing to run here: show this CPU going idle (SORYU_LVL_NONE: until the
+ * kernel marks it idle, a waking task finds it neither idle nor running a
+ * level it could preempt, so find_victim() takes it for the worst level),
+ * then look once more. The show, a full barrier and the second look pair
+ * with ops.enqueue's count, barrier and victim search (count_waiting()):
+ * a task queued meanwhile either finds this CPU shown idle and kicks it,
+ * or is counted when this CPU looks again. True: the second look found one.
+ */
+static bool go_idle(s32 cpu, struct cpu_ctx *cctx, u64 now, struct soryu_stats *st)
+{
+	if (cctx)
+		show_level(cctx, SORYU_LVL_NONE);
+	full_barrier();
+	return take_best(cpu, cctx, SORYU_NR_LEVELS, now, st);
 }
 
 void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
@@ -415,18 +444,20 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 	struct soryu_stats *st = this_stats();
 	struct soryu_task_ctx *pctx = NULL;
 	struct cpu_ctx *cctx;
-	u32 limit = SORYU_NR_LEVELS, zero = 0, lvl = SORYU_LVL_NONE, pin, lim, llc;
+	u32 limit = SORYU_NR_LEVELS, zero = 0, lvl = SORYU_LVL_NONE;
 	u64 now = scx_bpf_now(), probes_before, probes;
 
 	if (!st)
 		return;	/* never: a per-CPU array always has entry 0 */
 	probes_before = st->cnt[SORYU_CNT_PROBES];
-	/* whatever a kick promised, this call takes the best queued level */
 	cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero);
-	if (cctx && cctx->claim1)
-		WRITE_ONCE(cctx->claim1, 0);
 	if (cctx) {
+		/* whatever a kick promised, this call takes the best queued level */
+		if (cctx->claim1)
+			WRITE_ONCE(cctx->claim1, 0);
 		cctx->sync_since = 0;	/* ends a chain of wakeups run here */
+		/* the local DSQ is empty: a task served earlier ran or left */
+		cctx->grant_pid = 0;
 		WRITE_ONCE(cctx->dispatched_at, now);
 	}
 	if (inject_error_ns && now - loaded_at > inject_error_ns) {
@@ -447,20 +478,8 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 		limit = pctx->granted ? 0 : lvl + 1;
 	}
 
-	/*
-	 * This CPU's own queue (pinned.bpf.c) against the shared levels:
-	 * strictly better shared levels first, then the own queue's best
-	 * level, which wins a tie (its tasks can run nowhere else), then the
-	 * shared levels again if the own queue's first task left meanwhile.
-	 */
-	pin = pin_level(cpu, cctx);
-	lim = pin < limit ? pin : limit;
-	llc = cctx ? cctx->llc : 0;
 	if (TIMED(SORYU_SEC_SERVE_STARVED, serve_starved(cpu, cctx, now, st)) ||
-	    TIMED(SORYU_SEC_SCAN_LEVELS, scan_levels(llc, lim, now, st)) ||
-	    (clear_bitmap && sweep_levels(llc, lim, now, st)) ||
-	    (lim < limit && (take_pinned(cpu, st) || scan_levels(llc, limit, now, st) ||
-			     (clear_bitmap && sweep_levels(llc, limit, now, st))))) {
+	    take_best(cpu, cctx, limit, now, st)) {
 		stat_add(st, SORYU_CNT_DISPATCH, 1);
 	} else if (pctx && !pctx->granted && smt_crowded(prev, cpu)) {
 		/*
@@ -486,14 +505,9 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 		if (cctx)
 			show_level(cctx, pctx->granted ? SORYU_LVL_PCPU_KTHREAD : lvl);
 		stat_add(st, SORYU_CNT_KEEP, 1);
+	} else if (go_idle(cpu, cctx, now, st)) {
+		stat_add(st, SORYU_CNT_DISPATCH, 1);
 	} else {
-		/*
-		 * Going idle. Until the kernel marks this CPU idle, a waking task
-		 * finds it neither idle nor running a level it could preempt:
-		 * show it as running the worst level, so find_victim() picks it.
-		 */
-		if (cctx)
-			show_level(cctx, SORYU_LVL_NONE);
 		stat_add(st, SORYU_CNT_DISPATCH_EMPTY, 1);
 	}
 
@@ -515,10 +529,22 @@ void BPF_STRUCT_OPS(soryu_disable, struct task_struct *p)
 {
 	struct soryu_task_ctx *tctx = lookup_task_ctx(p);
 
-	if (tctx) {
-		count_level(tctx, 0);
-		pin_leave(p, tctx);
-	}
+	if (!tctx)
+		return;
+	count_level(tctx, 0);
+	pin_leave(p, tctx);
+	/*
+	 * Its wait, grant and placement end here: should it come back (a
+	 * policy switched back to SCHED_NORMAL), it starts afresh rather
+	 * than with the stamps of a wait that ended under another class.
+	 */
+	tctx->queued_at = 0;
+	tctx->age_at = 0;
+	tctx->wake_at = 0;
+	tctx->granted = false;
+	tctx->resume = false;
+	tctx->yielded = false;
+	tctx->sync_wake = 0;
 }
 
 s32 BPF_STRUCT_OPS(soryu_init_task, struct task_struct *p, struct scx_init_task_args *args)
@@ -557,6 +583,35 @@ void BPF_STRUCT_OPS(soryu_enable, struct task_struct *p)
 	p->scx.dsq_vtime = READ_ONCE(vtime_now);
 }
 
+/*
+ * Which fallbacks of compat.bpf.h the program runs on this kernel: the
+ * same tests the headers' macros make, resolved by libbpf at load.
+ */
+static u32 compat_in_use(void)
+{
+	bool v1, v2;
+	u32 c = 0;
+
+	if (!bpf_ksym_exists(scx_bpf_dsq_peek) || LINUX_KERNEL_VERSION < KERNEL_VERSION(7, 1, 0))
+		c |= SORYU_COMPAT_PEEK_ITER;
+	if (!bpf_ksym_exists(scx_bpf_task_set_slice___new))
+		c |= SORYU_COMPAT_SLICE_WRITE;
+	if (!bpf_ksym_exists(scx_bpf_now))
+		c |= SORYU_COMPAT_KTIME;
+	/* two tests as two scalars: clang would OR the two addresses */
+	v2 = bpf_ksym_exists(scx_bpf_dsq_insert___v2___compat);
+	v1 = bpf_ksym_exists(scx_bpf_dsq_insert___v1);
+	barrier_var(v2);
+	barrier_var(v1);
+	if (!v2 && !v1)
+		c |= SORYU_COMPAT_DISPATCH;
+	if (!bpf_ksym_exists(scx_bpf_cpu_node))
+		c |= SORYU_COMPAT_NODE0;
+	if (!bpf_ksym_exists(scx_bpf_cpu_curr))
+		c |= SORYU_COMPAT_CPU_RQ;
+	return c;
+}
+
 s32 BPF_STRUCT_OPS_SLEEPABLE(soryu_init)
 {
 	struct repair_timer *rt;
@@ -565,6 +620,7 @@ s32 BPF_STRUCT_OPS_SLEEPABLE(soryu_init)
 	s32 ret;
 
 	kernel_hz = CONFIG_HZ;
+	compat_paths = compat_in_use();
 	loaded_at = now;
 	if (inject_verifier_reject) {
 		struct soryu_task_ctx *t = bpf_task_storage_get(&task_ctxs,

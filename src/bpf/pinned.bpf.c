@@ -88,7 +88,7 @@ static void pin_count(struct soryu_task_ctx *tctx, u32 cpu1)
  * a shared level would, is kept in its context and put back when it leaves
  * the queue (pin_leave()).
  */
-static bool pin_enqueue(struct task_struct *p, struct soryu_task_ctx *tctx, u32 lvl,
+static __always_inline bool pin_enqueue(struct task_struct *p, struct soryu_task_ctx *tctx, u32 lvl,
 			u64 slice, enum requeue how, u64 enq_flags)
 {
 	s32 cpu = bpf_cpumask_first(p->cpus_ptr);
@@ -193,9 +193,10 @@ static bool pin_stale(s32 cpu, struct cpu_ctx *cctx, u64 now, u64 *at)
 /*
  * Move the task of @cpu's own queue aged @at (found by pin_stale()) to this
  * CPU, from the middle of the queue if need be: scx_bpf_dsq_move() takes
- * the very task the iterator stands on. serve_starved() grants it.
+ * the very task the iterator stands on. Returns its pid, 0 if none moved;
+ * serve_starved() grants it.
  */
-static bool take_pinned_aged(s32 cpu, u64 at)
+static s32 take_pinned_aged(s32 cpu, u64 at)
 {
 	struct soryu_task_ctx *tctx;
 	struct task_struct *p;
@@ -205,9 +206,9 @@ static bool take_pinned_aged(s32 cpu, u64 at)
 		    time_after(READ_ONCE(tctx->age_at), at))
 			continue;
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
-			return true;
+			return p->pid;
 	}
-	return false;
+	return 0;
 }
 
 /* One own queue per possible CPU, on the CPU's NUMA node. */

@@ -8,6 +8,79 @@
  */
 
 /*
+ * Stamp @tctx's task as queued now, unless it was queued before and has
+ * not run since: re-queued off a CPU a higher class took, or by a nice or
+ * affinity change, it keeps its stamps, as the starvation rule counts from
+ * when it first waited, not from the last requeue. So does the age (age_at)
+ * of a task robbed of its serve, or preempted before it was served
+ * (served()): its wait was not over.
+ */
+static void stamp_queued(struct task_struct *p, struct soryu_task_ctx *tctx, enum requeue how)
+{
+	if (tctx->queued_at)
+		return;
+	tctx->queued_at = scx_bpf_now();
+	if (how == REQUEUE_TAIL || (how == REQUEUE_RESUME && served(p, tctx)))
+		tctx->age_at = tctx->queued_at;
+}
+
+/*
+ * A task still holding a starvation grant is back before its slice ran
+ * out: a kick aimed at this CPU before the grant showed in cpu_ctx
+ * (find_victim() reads it without a lock), or a higher class took the
+ * CPU. It resumes where it was, ahead of everything else there, on what
+ * is left of its slice. Sending it back through its level instead would
+ * need a second serve, which restarts the level's starvation clock: every
+ * other task starving there would wait one more round. (Not when
+ * ops.cpu_release handed it back, SCX_ENQ_REENQ: requeue_how() took the
+ * grant away, as this CPU now belongs to a higher class.)
+ */
+static void resume_granted(struct task_struct *p, struct soryu_task_ctx *tctx, u64 slice,
+			   u64 enq_flags, struct soryu_stats *st)
+{
+	count_level(tctx, 0);
+	if (scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, slice, enq_flags | SCX_ENQ_HEAD))
+		stat_add(st, SORYU_CNT_DIRECT, 1);
+	else
+		stat_add(st, SORYU_CNT_INSERT_FAIL, 1);
+}
+
+/*
+ * Count @p, queued at @lvl, where it is about to wait (its LLC's level, or
+ * its one CPU's own queue when @pinned), with its level's bit set, before
+ * ops.enqueue reads a single CPU; then a full barrier. A CPU going idle
+ * does the mirror image: shows itself idle, a full barrier, then reads the
+ * counts (go_idle()). With both sides ordered, the victim search sees that
+ * CPU idle and kicks it, or that CPU's second look finds @p: a task never
+ * waits beside a CPU that went idle while it was being queued. The count
+ * is raised before the insert lands, as count_level() allows; a wakee put
+ * straight on a CPU instead takes it back (preempt_local()).
+ */
+static void count_waiting(struct task_struct *p, struct soryu_task_ctx *tctx, u32 lvl, bool pinned)
+{
+	struct llc_queues *q;
+	u32 llc;
+	s32 cpu;
+
+	if (pinned) {
+		count_level(tctx, 0);
+		cpu = bpf_cpumask_first(p->cpus_ptr);
+		/* the vtime the queue's key will stand in for (pin_enqueue()) */
+		if (vtime_on && !tctx->pin_cpu1)
+			tctx->pin_vtime = clamped_vtime(p);
+		if (cpu >= 0 && cpu < SORYU_MAX_CPUS)
+			pin_count(tctx, cpu + 1);
+	} else {
+		pin_leave(p, tctx);
+		llc = queue_llc(p);
+		if ((q = queues_of(llc)))
+			mark_level(q, lvl);
+		count_level(tctx, LEVEL_DSQ(llc, lvl) + 1);
+	}
+	full_barrier();
+}
+
+/*
  * Queue @p on level @lvl of its LLC's queues (queue_llc()), counted there
  * (count_level()), at the place @how says (requeue_how()).
  *
@@ -177,8 +250,11 @@ static bool wake_on_waker(struct task_struct *p, struct soryu_task_ctx *tctx)
 	}
 	if (!cctx->sync_since)
 		cctx->sync_since = now;
-	if (!tctx->queued_at)
+	/* a new wait, measured and aged like one on a level */
+	if (!tctx->queued_at) {
 		tctx->queued_at = now;
+		tctx->age_at = now;
+	}
 	stat_inc(SORYU_CNT_SYNC_LOCAL);
 	return true;
 }
@@ -245,7 +321,9 @@ __verified_once bool preempt_local(struct task_struct *p __arg_trusted, s64 v, u
 	lower_level1(&vctx->claim1, lvl);
 	WRITE_ONCE(vctx->resume_behind, true);
 	WRITE_ONCE(vctx->kick_level1, seen + 1);
+	/* on a local DSQ, counted on no queue (count_waiting() counted it) */
 	count_level(tctx, 0);
+	pin_leave(p, tctx);
 	if (!scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | cpu, slice_left(tctx), enq_flags | SCX_ENQ_PREEMPT)) {
 		WRITE_ONCE(vctx->resume_behind, false);
 		WRITE_ONCE(vctx->kick_level1, 0);

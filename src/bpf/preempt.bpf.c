@@ -372,20 +372,6 @@ static u32 victim_bar(const struct task_struct *p, u32 lvl, u64 enq_flags)
 }
 
 /*
- * After queueing @p at @lvl, find it a CPU as a wakeup would get one: an
- * idle one (kick_idle()); else the victim find_victim() picks, kicked
- * (kick_victim()). @gran not 0: the kick may wait for the wakeup
- * granularity.
- */
-static void try_preempt(struct task_struct *p, u32 lvl, u64 gran, struct soryu_stats *st)
-{
-	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
-	if (kick_idle(p, st))
-		return;
-	kick_found(find_victim(p, lvl), lvl, gran, st);
-}
-
-/*
  * Called when a task stops on this CPU. The first task to stop after a
  * preemption kick tells whether the kicker's belief held: this CPU's
  * level is then that of the task the kick displaced (or that blocked

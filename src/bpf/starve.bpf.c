@@ -6,24 +6,47 @@
  * holds a grant: a whole slice that no wakeup takes away (kept across a
  * stray kick in ops.enqueue). The bound this gives, and its price, are
  * argued in docs/design-starvation.md ("The bound", "The price").
+ *
+ * Each LLC's CPUs look after its queues (serve_starved()); when an LLC's
+ * CPUs do not dispatch at all (a higher class holds every one of them),
+ * the other LLCs' CPUs look at its queues for it and serve what they may
+ * run (serve_foreign()), so a task that may run elsewhere never waits on
+ * an LLC no soryu CPU is left in.
  * Included by main.bpf.c, after its globals and maps.
  */
+
+/*
+ * Machine-wide starvation state, on a line of its own, read by a dispatch
+ * only when its own LLC has nothing starving to serve:
+ *  - llcs: bit l set while LLC l's `starving` word may not be 0
+ *    (mark_starving() keeps it, with the re-check of llc_move());
+ *  - next_look: when some CPU next checks that every LLC's own look
+ *    happened (look_for_idle_llcs()).
+ */
+struct starve_global {
+	u64 llcs[SORYU_MAX_LLCS / 64];
+	u64 next_look;
+} __attribute__((aligned(64)));
+
+struct starve_global starve_global SEC(".data.starve_global");
 
 /*
  * The task just served from a starving level is the worst-level task on any
  * CPU, so the next wakeup anywhere would kick it off again, often before it
  * ran at all, and back at the tail of its level it would wait a whole round
  * again. Likewise the rest of an old slice may end at the very next tick.
- * So the served task gets a whole fresh slice, and ops.running shows this
- * CPU to try_preempt() as running the best level until the task stops.
+ * So the served task, @pid, gets a whole fresh slice when it starts here,
+ * and ops.running shows this CPU to find_victim() as running the best
+ * level until the task stops. The grant names the task: another task that
+ * starts here first (a wakee put on the local DSQ) does not take it.
  */
-static void grant_slice(void)
+static void grant_slice(s32 pid)
 {
 	u32 zero = 0;
 	struct cpu_ctx *cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero);
 
 	if (cctx)
-		cctx->starve_grant = true;
+		cctx->grant_pid = pid;
 }
 
 /*
@@ -113,8 +136,32 @@ static bool head_stale(u64 dsq, u64 now, u64 *at)
 }
 
 /*
- * Is @lvl of LLC @llc (queues @q) starving? If so, *at is since when: its
- * head's queue stamp, or the level's last serve. Two rules:
+ * Set (@on) or clear the bits @bit of LLC @llc's `starving` word (queues
+ * @q), and keep the LLC's bit in starve_global.llcs: set when its word
+ * leaves 0, cleared when it reaches 0, and set again if a bit came in
+ * between (every step a fully ordered RMW whose result is used, the
+ * argument of llc_move()), so an LLC with a starving level always ends
+ * with its bit set. A bit left set over a word of 0 costs a reader one
+ * look, never a task.
+ */
+static void mark_starving(struct llc_queues *q, u32 llc, u64 bit, bool on)
+{
+	u64 *w = &starve_global.llcs[masked(llc / 64, SORYU_MAX_LLCS / 64 - 1)];
+	u64 lbit = 1ULL << (llc & 63);
+
+	if (on) {
+		if (!__sync_fetch_and_or(&q->starving, bit))
+			__sync_fetch_and_or(w, lbit);
+		return;
+	}
+	if (__sync_fetch_and_and(&q->starving, ~bit) == bit &&
+	    (__sync_fetch_and_and(w, ~lbit) & lbit) && READ_ONCE(q->starving))
+		__sync_fetch_and_or(w, lbit);
+}
+
+/*
+ * Is @lvl of LLC @llc starving? If so, since when (else 0): its head's
+ * queue stamp, or the level's last serve. Two rules:
  *  - per task: its head waited past starve_ns;
  *  - per level: it was not served for starve_ns (last_served[]), which
  *    covers a --vtime level whose stale task sits behind a fresh head.
@@ -129,41 +176,177 @@ static bool head_stale(u64 dsq, u64 now, u64 *at)
  * may then fire up to a sixteenth early, as note_served() allows, never
  * late).
  */
-static __always_inline bool level_starving(struct llc_queues *q, u32 llc, u32 lvl, u64 now,
-					   bool look, u64 *at)
+__verified_once u64 level_starving(u32 llc, u32 lvl, u64 now, bool look)
 {
-	u64 bit = 1ULL << lvl;
-	bool marked = READ_ONCE(q->starving) & bit, stale = false;
+	struct llc_queues *q = queues_of(llc);
+	u64 bit = 1ULL << (lvl & 63), at = 0;
+	bool marked, stale = false;
 	s64 nr;
 
+	if (!q || lvl >= SORYU_NR_LEVELS)
+		return 0;
+	marked = READ_ONCE(q->starving) & bit;
 	if (!marked && !look)
-		return false;
+		return 0;
 	nr = READ_ONCE(*QV(q->nr, lvl));
 	if (nr <= 0) {
 		note_served(q, lvl, now);
-	} else if (head_stale(LEVEL_DSQ(llc, lvl), now, at)) {
+	} else if (head_stale(LEVEL_DSQ(llc, lvl), now, &at)) {
 		stale = true;
 	} else {
-		*at = READ_ONCE(*QV(q->last_served, lvl));
-		stale = time_after(now, *at + starve_ns);
+		at = READ_ONCE(*QV(q->last_served, lvl));
+		stale = time_after(now, at + starve_ns);
 	}
-	if (stale && !marked)
-		__sync_fetch_and_or(&q->starving, bit);
-	else if (!stale && marked)
-		__sync_fetch_and_and(&q->starving, ~bit);
-	return stale;
+	if (stale != marked)
+		mark_starving(q, llc, bit, stale);
+	/* a stamp of 0 is never stale (head_stale()) */
+	return stale ? at : 0;
 }
 
-/* Serve @lvl of LLC @llc as starving: a task from it, on a grant. */
-static bool serve_level(struct llc_queues *q, u32 llc, u32 lvl, u64 now,
-			struct soryu_stats *st)
+/*
+ * Serve @lvl of LLC @llc as starving: its first task this CPU may run,
+ * moved here on a grant that names it. Verified once, on its own, as
+ * level_starving() is: both run in loops of loops.
+ */
+__verified_once bool serve_level(u32 llc, u32 lvl, u64 now)
 {
-	if (!probe_level(q, llc, lvl, st))
+	struct soryu_stats *st = this_stats();
+	s32 cpu = bpf_get_smp_processor_id();
+	struct llc_queues *q = queues_of(llc);
+	struct task_struct *p;
+
+	if (!q)
 		return false;
-	WRITE_ONCE(*QV(q->last_served, lvl), now);
-	stat_add(st, SORYU_CNT_STARVE_SERVE, 1);
-	grant_slice();
-	return true;
+	stat_add(st, SORYU_CNT_PROBES, 1);
+	bpf_for_each(scx_dsq, p, LEVEL_DSQ(llc, lvl), 0) {
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			continue;
+		if (!scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
+			return false;	/* it left meanwhile: the next dispatch looks again */
+		WRITE_ONCE(*QV(q->last_served, lvl), now);
+		stat_add(st, SORYU_CNT_STARVE_SERVE, 1);
+		grant_slice(p->pid);
+		return true;
+	}
+	return false;
+}
+
+/* The starving levels of one LLC: which (mask), the oldest (pick) and since when. */
+struct starving {
+	u64 mask;
+	u64 oldest;
+	u32 pick;	/* SORYU_NR_LEVELS: none */
+};
+
+/*
+ * Fill @sv with the starving levels of LLC @llc (queues @q): on a look
+ * (@look) every level is checked, otherwise only those marked starving.
+ */
+static __always_inline void find_starving(struct llc_queues *q, u32 llc, u64 now, bool look,
+					  struct starving *sv)
+{
+	u64 cand = look ? below(SORYU_NR_LEVELS) : READ_ONCE(q->starving), at;
+	u32 i, lvl;
+
+	sv->mask = 0;
+	sv->oldest = 0;
+	sv->pick = SORYU_NR_LEVELS;
+	cand &= below(SORYU_NR_LEVELS);
+	bpf_for(i, 0, SORYU_NR_LEVELS) {
+		if (!cand)
+			break;
+		lvl = lowest_bit(cand);
+		cand &= cand - 1;
+		if (!(at = level_starving(llc, lvl, now, look)))
+			continue;
+		sv->mask |= 1ULL << lvl;
+		if (sv->pick == SORYU_NR_LEVELS || time_before(at, sv->oldest)) {
+			sv->pick = lvl;
+			sv->oldest = at;
+		}
+	}
+}
+
+/*
+ * Serve the level @sv picked in LLC @llc, else the other starving levels
+ * of @sv best first: the first this CPU may run a task of.
+ */
+static __always_inline bool serve_picked(u32 llc, struct starving *sv, u64 now)
+{
+	u64 rest = sv->mask;
+	u32 i, lvl;
+
+	if (sv->pick < SORYU_NR_LEVELS && serve_level(llc, sv->pick, now))
+		return true;
+	rest &= ~(1ULL << (sv->pick & 63));
+	bpf_for(i, 0, SORYU_NR_LEVELS) {
+		if (!rest)
+			break;
+		lvl = lowest_bit(rest);
+		rest &= rest - 1;
+		if (serve_level(llc, lvl, now))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Once per starve_ns / 16, machine-wide: look at the levels of every LLC
+ * whose own CPUs have not looked for a whole period (they do not dispatch:
+ * a higher class holds them all), marking what starves there, so that
+ * serve_foreign() finds it. Racing CPUs may both look: harmless, and rare.
+ */
+static void look_for_idle_llcs(u32 own, u64 now)
+{
+	struct llc_queues *q;
+	struct starving sv;
+	u32 l;
+
+	if (!time_after(now, READ_ONCE(starve_global.next_look)))
+		return;
+	WRITE_ONCE(starve_global.next_look, now + (starve_ns >> 4));
+	bpf_for(l, 0, llc_count()) {
+		if (l == own || !(q = queues_of(l)) ||
+		    !time_after(now, READ_ONCE(q->next_look) + (starve_ns >> 4)))
+			continue;
+		WRITE_ONCE(q->next_look, now + (starve_ns >> 4));
+		find_starving(q, l, now, true, &sv);
+	}
+}
+
+/*
+ * This CPU's own LLC has nothing starving it may run: serve a starving
+ * level of another LLC, when this CPU may run one of its tasks, LLCs in
+ * index order. Costs the read of one line (starve_global) when no other
+ * LLC starves. Verified once, on its own, as serve_starved() is.
+ */
+__verified_once bool serve_foreign(u32 own, u64 now)
+{
+	struct llc_queues *q;
+	struct starving sv;
+	u32 w, i, l;
+	u64 bits;
+
+	look_for_idle_llcs(own, now);
+	bpf_for(w, 0, SORYU_MAX_LLCS / 64) {
+		if (w * 64 >= llc_count())
+			break;
+		bits = READ_ONCE(starve_global.llcs[w]);
+		if (own / 64 == w)
+			bits &= ~(1ULL << (own & 63));
+		bpf_for(i, 0, 64) {
+			if (!bits)
+				break;
+			l = w * 64 + lowest_bit(bits);
+			bits &= bits - 1;
+			if (!(q = queues_of(l)))
+				continue;
+			find_starving(q, l, now, false, &sv);
+			if (sv.mask && serve_picked(l, &sv, now))
+				return true;
+		}
+	}
+	return false;
 }
 
 /*
@@ -182,52 +365,39 @@ static bool serve_level(struct llc_queues *q, u32 llc, u32 lvl, u64 now,
  * guarantee its queues, where every task queues on an LLC with a CPU it
  * may use (queue_llc()). The bound's k and n are then the starving tasks
  * and the CPUs of one LLC (docs/design-starvation.md); CPUs of other
- * LLCs only ever take tasks off these queues earlier (scan_levels()).
+ * LLCs only ever take tasks off these queues earlier (scan_levels(),
+ * serve_foreign()).
  */
 __verified_once bool serve_starved(s32 cpu, struct cpu_ctx *cctx, u64 now, struct soryu_stats *st)
 {
-	u64 mask = 0, oldest = 0, at = 0, pin_at = 0;
-	u32 lvl, pick = SORYU_NR_LEVELS, llc = cctx ? cctx->llc : 0;
+	u64 pin_at = 0;
+	u32 llc = cctx ? cctx->llc : 0;
 	bool pin = cctx && pin_stale(cpu, cctx, now, &pin_at), look;
 	struct llc_queues *q = queues_of(llc);
+	struct starving sv = { .pick = SORYU_NR_LEVELS };
+	s32 pid;
 
 	if (!q)
 		return false;
 	/*
-	 * Nothing marked starving and no look due: nothing can be found.
-	 * Most dispatch calls end here. Walking the LLC's 33 levels on each
-	 * of them, as before, dispatch took 10.8 us a call under hackbench,
-	 * and 7.7 us without (one profile each, docs/performance-history.md). Racing
-	 * CPUs may both look: harmless, and rare.
+	 * Nothing marked starving and no look due: nothing of this LLC can
+	 * be found. Most dispatch calls end here, and in serve_foreign()'s
+	 * one read. Racing CPUs may both look: harmless, and rare.
 	 */
 	look = time_after(now, READ_ONCE(q->next_look));
-	if (!look && !pin && !READ_ONCE(q->starving))
-		return false;
 	if (look)
 		WRITE_ONCE(q->next_look, now + (starve_ns >> 4));
-	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
-		if (!level_starving(q, llc, lvl, now, look, &at))
-			continue;
-		mask |= 1ULL << lvl;
-		if (pick == SORYU_NR_LEVELS || time_before(at, oldest)) {
-			pick = lvl;
-			oldest = at;
-		}
-	}
-	if (pin && (!mask || !time_after(pin_at, oldest)) && take_pinned_aged(cpu, pin_at))
+	if (look || READ_ONCE(q->starving))
+		find_starving(q, llc, now, look, &sv);
+	if (pin && (!sv.mask || !time_after(pin_at, sv.oldest)) && (pid = take_pinned_aged(cpu, pin_at)))
 		goto granted;
-	if (!mask)
-		return false;
-	if (pick < SORYU_NR_LEVELS && serve_level(q, llc, pick, now, st))
+	if (sv.mask && serve_picked(llc, &sv, now))
 		return true;
-	bpf_for(lvl, 0, SORYU_NR_LEVELS) {
-		if (lvl != pick && (mask & (1ULL << lvl)) && serve_level(q, llc, lvl, now, st))
-			return true;
-	}
-	if (!pin || !take_pinned_aged(cpu, pin_at))
-		return false;
+	if (pin && (pid = take_pinned_aged(cpu, pin_at)))
+		goto granted;
+	return serve_foreign(llc, now);
 granted:
 	stat_add(st, SORYU_CNT_STARVE_SERVE, 1);
-	grant_slice();
+	grant_slice(pid);
 	return true;
 }

@@ -42,12 +42,12 @@ void BPF_STRUCT_OPS(soryu_running, struct task_struct *p)
 		if (cctx->resume_behind)
 			WRITE_ONCE(cctx->resume_behind, false);
 		/*
-		 * A starvation serve: a whole slice, unpreemptible. A task that
-		 * already holds a grant (resumed after a higher class took the
-		 * CPU) leaves this one to the task it was meant for.
+		 * The task a starvation serve moved here: a whole slice,
+		 * unpreemptible (grant_slice()). Another task starting first
+		 * leaves the grant to it.
 		 */
-		if (cctx->starve_grant && !tctx->granted) {
-			cctx->starve_grant = false;
+		if (cctx->grant_pid && cctx->grant_pid == p->pid) {
+			cctx->grant_pid = 0;
 			tctx->granted = true;
 			tctx->used_ns = 0;
 			scx_bpf_task_set_slice(p, slice_ns);
@@ -105,7 +105,7 @@ void BPF_STRUCT_OPS(soryu_stopping, struct task_struct *p, bool runnable)
  * A higher class (RT, deadline, stop) took this CPU. Tasks already on its
  * local DSQ would wait behind it, so hand them back to their levels, where
  * any CPU can take them; and show this CPU as running the best level, so
- * that try_preempt() does not waste kicks on a CPU soryu does not hold. It
+ * that find_victim() does not waste kicks on a CPU soryu does not hold. It
  * shows its real level again when a soryu task next runs here.
  */
 void BPF_STRUCT_OPS(soryu_cpu_release, s32 cpu, struct scx_cpu_release_args *args)
@@ -117,10 +117,9 @@ void BPF_STRUCT_OPS(soryu_cpu_release, s32 cpu, struct scx_cpu_release_args *arg
 		show_level(cctx, SORYU_LVL_PCPU_KTHREAD);
 		/*
 		 * A grant not yet taken was for a task on the local DSQ, which
-		 * is handed back now and served again elsewhere (requeue_how()):
-		 * the next task to run here must not inherit it.
+		 * is handed back now and served again elsewhere (requeue_how()).
 		 */
-		cctx->starve_grant = false;
+		cctx->grant_pid = 0;
 		/* the wakee on the local DSQ goes back to its level too */
 		cctx->resume_behind = false;
 	}
