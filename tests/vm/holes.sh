@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Races and stale state that made a task wait for the starvation rule
+# when nothing should have held it, each in a case that failed before its
+# fix (2 CPUs):
+#
+#   idle     a task worse than everything running must not wait beside a
+#            CPU that went idle while it was being queued: a SCHED_IDLE
+#            probe (1 ms sleeps) beside a nice -5 hog and three tasks that
+#            run 1 ms at random intervals, at --starve-ms 1000; no
+#            wakeup of the probe may oversleep 100 ms (before the fix:
+#            several a run, up to the next random wakeup or the 1 s rule)
+#   disable  a task that leaves sched_ext while queued (switched to
+#            SCHED_FIFO) and comes back later starts a new wait: a nice
+#            19 hog under two nice -10 hogs is switched to FIFO and
+#            stopped for 3 s, then switched back and let go; the report's
+#            longest queued wait (queued_max_us) must stay within the
+#            starvation bound the report prints beside it (before the
+#            fix: the 3 s away counted as a wait)
+#
+#   vm/run.sh tests/vm/holes.sh [CASE...]
+set -euo pipefail
+
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+probe=$(dirname "${BASH_SOURCE[0]}")/holes_probe.py
+[ $# -gt 0 ] || set -- idle disable
+
+WORK_PIDS=()
+spawn() { # spawn CMD...: in the background, remembered for stop_all
+  "$@" &
+  WORK_PIDS+=($!)
+}
+stop_all() {
+  local p
+  for p in "${WORK_PIDS[@]:-}"; do [ -z "$p" ] || kill -KILL "$p" 2>/dev/null || true; done
+  for p in "${WORK_PIDS[@]:-}"; do [ -z "$p" ] || wait "$p" 2>/dev/null || true; done
+  WORK_PIDS=()
+}
+
+case_idle() {
+  local secs=${SORYU_HOLES_SECS:-30} out=$SORYU_OUT/$CASE.probe.json
+  sched_start --starve-ms 1000 --report-sec 2 && sched_wait_enabled || return 0
+  spawn nice -n -5 python3 "$probe" spin $((secs + 5))
+  local i
+  for i in 1 2 3; do spawn python3 "$probe" sporadic 1 20 200 $((secs + 5)) 0; done
+  python3 "$probe" idle 2 1 "$secs" >"$out" || fail "the idle probe failed"
+  stop_all
+  trace "probe: $(cat "$out")"
+  local w over max
+  w=$(jq -r '.wakeups' "$out" 2>/dev/null || echo null)
+  over=$(jq -r '.over_100ms' "$out" 2>/dev/null || echo null)
+  max=$(jq -r '.max_ms' "$out" 2>/dev/null || echo null)
+  check "the SCHED_IDLE probe woke often (wakeups)" 'w >= 1000' w="$w"
+  check "no wakeup of the SCHED_IDLE probe waited 100 ms beside an idle CPU (over_100ms, max $max ms)" \
+    'over == 0' over="$over"
+  sched_stop
+  sched_wait_disabled
+}
+
+case_disable() {
+  sched_start --report-sec 1 && sched_wait_enabled || return 0
+  spawn nice -n -10 python3 "$probe" spin 20
+  spawn nice -n -10 python3 "$probe" spin 20
+  python3 "$probe" spin 20 &
+  local t=$! i
+  WORK_PIDS+=("$t")
+  renice -n 19 -p "$t" >/dev/null
+  sleep 3 # long enough to wait on its level and be served a few times
+  # Out of sched_ext while queued, and stopped at once (a FIFO hog would
+  # hold a CPU, and the tasks bound to that CPU would rightly wait for the
+  # kernel's server time); back, still stopped, then let go.
+  chrt -f -p 1 "$t" && kill -STOP "$t" || fail "could not switch the hog to SCHED_FIFO and stop it"
+  trace "hog $t switched to SCHED_FIFO and stopped"
+  sleep 3
+  chrt -o -p 0 "$t" && kill -CONT "$t" || fail "could not switch the hog back to SCHED_OTHER"
+  trace "hog $t back on SCHED_OTHER and running"
+  sleep 4
+  stop_all
+  sched_stop
+  sched_wait_disabled
+  # Every interval's longest queued wait within the bound printed beside it.
+  local worst
+  worst=$(report_records | jq -s -r '[.[] | select(.type == "interval") |
+      select(.queued_max_us == null or .starve_bound_us == null or .queued_max_us > .starve_bound_us) |
+      "\(.index):\(.queued_max_us)/\(.starve_bound_us)"] | join(" ")')
+  [ -z "$worst" ] || fail "intervals whose longest queued wait passed the starvation bound, or lack either figure (index:wait/bound us): $worst"
+  check "the report has intervals" 'n >= 5' n="$(report_intervals)"
+}
+
+echo "holes: $(uname -r), $(nproc) CPUs: $*"
+for c in "$@"; do
+  case_begin "$c"
+  case $c in
+    idle) case_idle ;;
+    disable) case_disable ;;
+    *) fail "no such case: $c" ;;
+  esac
+  stop_all
+  [ -z "$SCHED_PID" ] || sched_stop
+  report_check
+  dmesg_check
+  case_end
+done
+summary
