@@ -42,7 +42,11 @@
 #   SORYU_VM_CPUS          vCPUs (2);  SORYU_VM_MEMORY  guest RAM (2G)
 #   SORYU_VM_SMP           topology after the CPU count in qemu's -smp, e.g.
 #                          sockets=2,cores=2,threads=2 (default: the guest
-#                          script's `# vm-shape:` line, else qemu's own)
+#                          script's `# vm-shape:` line, else qemu's own;
+#                          qemu gives each socket one LLC)
+#   SORYU_VM_NUMA          NUMA nodes, CPUs and memory split evenly in CPU
+#                          order (default: the `# vm-shape:` line's numa=,
+#                          else none)
 #   SORYU_VM_VERBOSE=1     stream the guest console (kernel log and all)
 #   SORYU_VM_STREAM=1      stream the guest script's output as it runs
 #                          (instead of printing it when the VM is done)
@@ -95,7 +99,9 @@ shape_of() { tr ' ' '\n' <<<"$shape" | sed -n "s/^$1=//p" | head -n 1; }
 cpus=${SORYU_VM_CPUS:-$(shape_of cpus)}
 cpus=${cpus:-2}
 smp=${SORYU_VM_SMP:-$(shape_of smp)}
-memory=${SORYU_VM_MEMORY:-2G}
+numa=${SORYU_VM_NUMA:-$(shape_of numa)}
+memory=${SORYU_VM_MEMORY:-$(shape_of memory)}
+memory=${memory:-2G}
 
 eval "$("$repo/vm/kernel.sh")"
 export SORYU_KVER SORYU_KCONFIG SORYU_REPO=$repo SORYU_TEST=$script SORYU_TEST_NAME=$name
@@ -116,6 +122,9 @@ export SORYU_OUT=$out
 # tmpfs over /var/cache, /var/tmp, /var/log in the guest).
 cp "$SORYU_KCONFIG" "$out/kconfig"
 SORYU_KCONFIG=$out/kconfig
+
+# The shape booted, for guest scripts that check it.
+export SORYU_VM_SHAPE="cpus=$cpus${smp:+ smp=$smp}${numa:+ numa=$numa} memory=$memory"
 
 # The guest gets no environment from the host: hand it one as a file.
 {
@@ -139,7 +148,21 @@ SORYU_KCONFIG=$out/kconfig
 qemu_opt=()
 [ -z "${SORYU_VM_QEMU:-}" ] || qemu_opt=(--qemu "$SORYU_VM_QEMU")
 # (one argument with '=': vng would take a separate value for a flag)
-[ -z "$smp" ] || qemu_opt+=("--qemu-opts=-smp $cpus,$smp")
+# NUMA: the CPUs and the memory split evenly over $numa nodes, in CPU
+# order (qemu's -numa needs each node's memory as a backend of its own).
+numa_opts=
+if [ -n "$numa" ] && [ "$numa" -gt 1 ]; then
+  mem_mb=$(numfmt --from=iec "${memory}" | awk '{ print int($1 / 1048576) }')
+  [ $((cpus % numa)) = 0 ] && [ $((mem_mb % numa)) = 0 ] ||
+    die "numa=$numa must divide both the $cpus vCPUs and the ${mem_mb} MiB"
+  for ((n = 0; n < numa; n++)); do
+    numa_opts+=" -object memory-backend-ram,id=m$n,size=$((mem_mb / numa))M"
+    numa_opts+=" -numa node,nodeid=$n,cpus=$((n * cpus / numa))-$(((n + 1) * cpus / numa - 1)),memdev=m$n"
+  done
+fi
+if [ -n "$smp$numa_opts" ]; then
+  qemu_opt+=("--qemu-opts=${smp:+-smp $cpus,$smp}$numa_opts")
+fi
 vng_cmd=(vng --disable-kvm --force-9p -v "${qemu_opt[@]}"
   -r "$SORYU_VMLINUZ" --cpus "$cpus" --memory "$memory"
   --user root --rwdir "$out"
@@ -211,7 +234,7 @@ boot_once() {
 # boot_test: boot (once more if the VM did not boot), run the test; 1 when
 # the VM failed to boot twice.
 boot_test() {
-  say "booting $SORYU_KVER (${cpus} vCPUs${smp:+ as $smp}, ${memory}, qemu $qemu_ver TCG) for $name; results in $out"
+  say "booting $SORYU_KVER (${cpus} vCPUs${smp:+ as $smp}${numa_opts:+ in $numa NUMA nodes}, ${memory}, qemu $qemu_ver TCG) for $name; results in $out"
   boot_once && return 0
   mv "$out/console.log" "$out/console.attempt1.log"
   echo "################################################################" >&2

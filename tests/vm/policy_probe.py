@@ -10,7 +10,8 @@ clock (never with the scheduler's figures).
     policy_probe.py gaps WARM SECS SHORT_MS
         Spins for WARM seconds, then for SECS more, noting every gap in its
         own progress longer than 0.2 ms (time it was off the CPU). Prints
-        one JSON line: gaps, and how many of them lasted SHORT_MS or more.
+        one JSON line: gaps, how many of them lasted SHORT_MS or more, and
+        the longest (max_gap_ms).
 
     policy_probe.py duty RUN_MS SLEEP_MS SECS
         Runs RUN_MS, sleeps SLEEP_MS, over and over for SECS: a task that
@@ -74,6 +75,7 @@ def waker(period_ms, secs, nice):
 
 def gaps(warm, secs, short_ms):
     n = long = 0
+    worst = 0.0
     spin(warm)
     now = clock()
     end = now + secs
@@ -84,7 +86,8 @@ def gaps(warm, secs, short_ms):
         if gap > 0.0002:
             n += 1
             long += gap >= short_ms / 1000.0
-    print(json.dumps({"gaps": n, "long": long}))
+            worst = max(worst, gap)
+    print(json.dumps({"gaps": n, "long": long, "max_gap_ms": round(worst * 1000.0, 2)}))
 
 
 def short_sleeps(n):

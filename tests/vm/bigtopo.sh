@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# vm-shape: cpus=16 smp=sockets=4,cores=2,threads=2 numa=2
+# soryu on the machines its users own: many LLCs of SMT cores over NUMA
+# nodes, or one big LLC. scripts/test.sh boots it in three shapes:
+#
+#   16 vCPUs, 4 LLCs of 2 SMT cores, 2 NUMA nodes   (the line above)
+#   32 vCPUs, 8 LLCs of 2 SMT cores, 2 NUMA nodes
+#   16 vCPUs, 1 LLC of 8 SMT cores
+#
+# The virtual CPUs share the host's two cores: these runs judge
+# correctness and counts, never time, and each case is short.
+#
+#   vm/run.sh tests/vm/bigtopo.sh [CASE...]
+#
+# Cases (the first four need two LLCs or more):
+#   shape    the guest has the CPUs, LLCs and NUMA nodes of
+#            SORYU_VM_SHAPE, and the daemon's report header lists the
+#            kernel's LLCs
+#   load     the CI load, one worker of each stressor per CPU, for
+#            SORYU_BIGTOPO_SECS (10): enabled throughout, every CPU ran
+#            tasks (/proc/stat), the report's checks, exit 0
+#   strict   strict priority between the first and the last LLC's queues
+#            (llc_probe.py, as in topology.sh): the nice 0 loops get 90% of
+#            the CPU time, and every nice 19 loop ran
+#   rtllc    SCHED_FIFO hogs hold every CPU of the first LLC, with RT
+#            throttling off; nice -10 hogs fill every other CPU; a nice 0
+#            task waits on the first LLC's queues, allowed every CPU. The
+#            other LLCs' CPUs must serve it as starving: it runs, and its
+#            longest wait (its own clock) stays under 5 x --starve-ms.
+#            Before the fix only the first LLC's CPUs served its queues
+#            for starvation, and they had no time to.
+#   hotplug  every CPU of the last LLC offline when soryu starts, then
+#            online again: the daemon restarts (the kernel asks it to), and
+#            its last topology line lists the kernel's LLCs, that one
+#            included; under the CI load each of those CPUs then ran tasks
+#   cpuset   two cpuset cgroups, one of one LLC's CPUs, one of two LLCs'
+#            (or of half the CPUs when there is one LLC): in each, a nice
+#            -20 hog per CPU and a nice 19 probe; every probe's longest
+#            time off the CPU stays under 5 x --starve-ms (the starvation
+#            serves inside a container)
+set -euo pipefail
+
+# shellcheck source=tests/vm/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+here=$(dirname "${BASH_SOURCE[0]}")
+secs=${SORYU_BIGTOPO_SECS:-10}
+CASE_DEADLINE=${SORYU_CASE_DEADLINE:-300}
+
+shape_of() { tr ' ' '\n' <<<"${SORYU_VM_SHAPE:-}" | sed -n "s/^$1=//p" | head -n 1; }
+want_cpus=$(shape_of cpus)
+want_sockets=$(sed -n 's/.*sockets=\([0-9]*\).*/\1/p' <<<"$(shape_of smp)")
+want_nodes=$(shape_of numa)
+
+# The kernel's LLCs, one CPU list per line, in order of their first CPU
+# (each online CPU's highest cache level that is not an instruction cache).
+kernel_llcs() {
+  local d c best lvl
+  for d in /sys/devices/system/cpu/cpu[0-9]*; do
+    [ -d "$d/cache" ] || continue
+    best='' lvl=0
+    for c in "$d"/cache/index*; do
+      [ -e "$c/level" ] && [ "$(cat "$c/type")" != Instruction ] || continue
+      if [ "$(cat "$c/level")" -gt "$lvl" ]; then lvl=$(cat "$c/level"); best=$(cat "$c/shared_cpu_list"); fi
+    done
+    [ -z "$best" ] || echo "$best"
+  done | sort -u -t- -k1,1n
+}
+cpu_list_expand() { # 0-3,8 -> 0 1 2 3 8
+  local part out=()
+  IFS=, read -r -a parts <<<"$1"
+  for part in "${parts[@]}"; do
+    if [[ $part == *-* ]]; then out+=($(seq "${part%-*}" "${part#*-}")); else out+=("$part"); fi
+  done
+  echo "${out[@]}"
+}
+busy() { awk '/^cpu[0-9]/ { t = 0; for (i = 2; i <= NF; i++) t += $i; print $1, $2 + $3 + $4, t }' /proc/stat; }
+# every CPU of "$1" (a /proc/stat snapshot before) ran tasks at least half
+# of what it accounted until now
+all_busy() {
+  local before=$1 after cpu b t a u
+  after=$(busy)
+  while read -r cpu b t; do
+    read -r a u < <(awk -v c="$cpu" '$1 == c { print $2, $3 }' <<<"$after")
+    check "$cpu ran tasks under soryu" "u > t && (a - b) >= 0.5 * (u - t)" a="${a:-0}" b="$b" u="${u:-0}" t="$t"
+  done <<<"$before"
+}
+
+WORK_PIDS=()
+stop_work() {
+  local p
+  for p in "${WORK_PIDS[@]:-}"; do [ -z "$p" ] || kill -KILL "$p" 2>/dev/null || true; done
+  for p in "${WORK_PIDS[@]:-}"; do [ -z "$p" ] || wait "$p" 2>/dev/null || true; done
+  WORK_PIDS=()
+}
+spin() { python3 -c 'import time,sys; e=time.monotonic()+float(sys.argv[1])
+while time.monotonic() < e: pass' "$1"; }
+
+case_shape() {
+  local llcs nodes
+  llcs=$(kernel_llcs)
+  nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
+  trace "LLCs: $(tr '\n' ' ' <<<"$llcs"); NUMA nodes: $nodes"
+  check "online CPUs" 'n == w' n="$(nproc)" w="${want_cpus:-0}"
+  check "LLCs (qemu gives each socket one)" 'l == w' l="$(wc -l <<<"$llcs")" w="${want_sockets:-1}"
+  check "NUMA nodes" 'n == w' n="$nodes" w="${want_nodes:-1}"
+  sched_start --report-sec 2 && sched_wait_enabled || return 0
+  report_wait_past 0 || true
+  sched_stop
+  sched_wait_disabled
+  local header
+  header=$(head -n1 "$SORYU_OUT/$CASE.jsonl" | jq -r '.llcs | join(" ")' 2>/dev/null || echo '?')
+  [ "$header" = "$(tr '\n' ' ' <<<"$llcs" | sed 's/ $//')" ] ||
+    fail "the report header's LLCs ($header) are not the kernel's ($(tr '\n' ' ' <<<"$llcs"))"
+}
+
+case_load() {
+  local before
+  sched_start --report-sec 2 && sched_wait_enabled || return 0
+  SORYU_LOAD_N=$(nproc) load_start "$secs"
+  before=$(busy)
+  watch_running "$secs"
+  all_busy "$before"
+  sched_stop
+  load_stop
+  sched_wait_disabled
+}
+
+case_strict() {
+  local llcs near far out g l m
+  llcs=$(kernel_llcs)
+  near=$(sed -n 1p <<<"$llcs") far=$(sed -n '$p' <<<"$llcs")
+  # --starve-ms 1000: the nice 19 loops starve by design; see topology.sh
+  sched_start --report-sec 2 --starve-ms 1000 && sched_wait_enabled || return 0
+  out=$(python3 "$here/llc_probe.py" "$secs" "$near" "$far")
+  trace "LLCs $near and $far: $out"
+  read -r _ g _ l _ m <<<"$out"
+  check "CPU share of the nice 0 loops (of $g + $l s)" "g >= 0.9 * (g + l)" g="${g:-0}" l="${l:-1}"
+  check "CPU seconds of the least served nice 19 loop" "m > 0" m="${m:-0}"
+  sched_stop
+  sched_wait_disabled
+}
+
+case_rtllc() {
+  local llcs first rest c t out rt_runtime starve=100
+  llcs=$(kernel_llcs)
+  first=$(sed -n 1p <<<"$llcs")
+  rest=$(sed -n '2,$p' <<<"$llcs" | paste -sd,)
+  rt_runtime=$(cat /proc/sys/kernel/sched_rt_runtime_us)
+  sched_start --report-sec 2 --starve-ms "$starve" && sched_wait_enabled || return 0
+  # The task under test first, on the first LLC, where it will queue.
+  out=$SORYU_OUT/$CASE.gaps.json
+  taskset -c "$first" python3 "$here/policy_probe.py" gaps 2 "$secs" $((5 * starve)) >"$out" &
+  t=$!
+  WORK_PIDS+=("$t")
+  for c in $(cpu_list_expand "$rest"); do
+    taskset -c "$c" nice -n -10 python3 -c 'while True: pass' &
+    WORK_PIDS+=($!)
+  done
+  sleep 1
+  echo -1 >/proc/sys/kernel/sched_rt_runtime_us
+  for c in $(cpu_list_expand "$first"); do
+    taskset -c "$c" chrt -f 10 python3 -c 'import time; e = time.monotonic() + '"$((secs + 4))"'
+while time.monotonic() < e: pass' &
+    WORK_PIDS+=($!)
+  done
+  # now allowed every CPU: only the other LLCs' CPUs can run it
+  taskset -a -p -c "0-$(($(nproc) - 1))" "$t" >/dev/null
+  trace "RT hogs on $first; nice -10 hogs on $rest; the probe ($t) allowed every CPU"
+  wait "$t" || fail "the probe failed"
+  echo "$rt_runtime" >/proc/sys/kernel/sched_rt_runtime_us
+  stop_work
+  trace "probe: $(cat "$out")"
+  check "the probe's longest gap under 5 x --starve-ms (max_gap_ms)" "g < 5 * s" \
+    g="$(jq -r '.max_gap_ms // "null"' "$out")" s="$starve"
+  sched_stop
+  sched_wait_disabled
+}
+
+case_hotplug() {
+  local llcs last c topo before
+  llcs=$(kernel_llcs)
+  last=$(sed -n '$p' <<<"$llcs")
+  for c in $(cpu_list_expand "$last"); do echo 0 >"/sys/devices/system/cpu/cpu$c/online"; done
+  trace "offline: $last"
+  sched_start --report-sec 2 && sched_wait_enabled || return 0
+  SORYU_LOAD_N=$(nproc) load_start $((secs * 3))
+  sleep 3
+  for c in $(cpu_list_expand "$last"); do echo 1 >"/sys/devices/system/cpu/cpu$c/online"; done
+  trace "online: $last"
+  # the daemon reloads: wait for its second topology line and soryu back
+  local i
+  for i in $(seq 120); do
+    [ "$(grep -c 'topology:' "$SORYU_OUT/$CASE.sched.log")" -ge 2 ] && scx_is_soryu && break
+    sleep 0.5
+  done
+  topo=$(grep 'topology:' "$SORYU_OUT/$CASE.sched.log" | tail -n1 | sed 's/.*: //')
+  trace "daemon's last topology: $topo"
+  [ "$(grep -c 'topology:' "$SORYU_OUT/$CASE.sched.log")" -ge 2 ] || fail "the daemon did not reload after the CPUs came online"
+  [ "$topo" = "$(paste -sd'|' <<<"$llcs" | sed 's/|/ | /g')" ] ||
+    fail "after the restart the daemon's LLCs are '$topo', the kernel's '$(paste -sd'|' <<<"$llcs")'"
+  before=$(busy | grep -E "^cpu($(cpu_list_expand "$last" | tr ' ' '|')) ")
+  sleep "$secs"
+  all_busy "$before"
+  sched_stop
+  load_stop
+  sched_wait_disabled
+}
+
+case_cpuset() {
+  local llcs one two cg=/sys/fs/cgroup w probe_pids=() set d c p out
+  llcs=$(kernel_llcs)
+  if [ "$(wc -l <<<"$llcs")" -ge 2 ]; then
+    one=$(sed -n 1p <<<"$llcs")
+    two=$(sed -n '2,3p' <<<"$llcs" | paste -sd,)
+  else
+    one="0-$(($(nproc) / 2 - 1))"
+    two="$(($(nproc) / 2))-$(($(nproc) - 1))"
+  fi
+  grep -q cpuset "$cg/cgroup.subtree_control" || echo +cpuset >"$cg/cgroup.subtree_control"
+  sched_start --report-sec 2 && sched_wait_enabled || return 0
+  for set in "$one" "$two"; do
+    d=$cg/soryu-cpuset-${set//[,-]/_}
+    mkdir -p "$d"
+    echo "$set" >"$d/cpuset.cpus"
+    echo 0 >"$d/cpuset.mems"
+    for c in $(cpu_list_expand "$set"); do
+      sh -c 'echo $$ >"$1/cgroup.procs"; exec nice -n -20 python3 -c "while True: pass"' _ "$d" &
+      WORK_PIDS+=($!)
+    done
+    sh -c 'echo $$ >"$1/cgroup.procs"; exec nice -n 19 python3 "$2" gaps 2 "$3" 1000' _ "$d" "$here/policy_probe.py" "$secs" \
+      >"$SORYU_OUT/$CASE.probe-${set//[,-]/_}.json" &
+    probe_pids+=($!)
+  done
+  for p in "${probe_pids[@]}"; do wait "$p" || fail "a cpuset probe failed"; done
+  stop_work
+  sched_stop
+  sched_wait_disabled
+  for set in "$one" "$two"; do
+    out=$SORYU_OUT/$CASE.probe-${set//[,-]/_}.json
+    trace "cpuset $set probe: $(cat "$out")"
+    check "the nice 19 probe in cpuset $set: longest gap under 5 x --starve-ms (max_gap_ms)" 'g < 500' \
+      g="$(jq -r '.max_gap_ms // "null"' "$out")"
+    rmdir "$cg/soryu-cpuset-${set//[,-]/_}" 2>/dev/null || true
+  done
+}
+
+all=(shape load strict rtllc hotplug cpuset)
+[ "$(kernel_llcs | wc -l)" -ge 2 ] || all=(shape load cpuset)
+[ $# -gt 0 ] || set -- "${all[@]}"
+echo "bigtopo: $(uname -r), $(nproc) CPUs, $(kernel_llcs | wc -l) LLCs ($(kernel_llcs | paste -sd' ')): $*"
+for c in "$@"; do
+  case_begin "$c"
+  case $c in
+    shape | load | strict | rtllc | hotplug | cpuset) "case_$c" ;;
+    *) fail "no such case: $c" ;;
+  esac
+  stop_work
+  [ -z "$SCHED_PID" ] || sched_stop
+  load_stop
+  report_check
+  if [ "$c" = hotplug ]; then
+    dmesg_check 'disabled (unregistered from the main kernel)'
+  else
+    dmesg_check
+  fi
+  case_end
+done
+summary
