@@ -15,7 +15,17 @@
 #
 #   scripts/test.sh              everything
 #   scripts/test.sh --vm-only    only step 5, with the binary already built
-#   scripts/test.sh [--vm-only] core ...   only the named VM tests
+#   scripts/test.sh [--vm-only] core ...   only the named VM runs
+#   scripts/test.sh --matrix     the VM runs on the kernels CI does not
+#                                boot (7.2, 6.12 with kernel debugging)
+#
+# A VM run is named TEST[@KERNEL][:SHAPE]: tests/vm/TEST.sh booted on the
+# kernel KERNEL of vm/kernel.pin (default: its first line, 7.3), in the
+# machine shape SHAPE (below; default: the script's own `# vm-shape:`),
+# e.g. core@6.12 or bigtopo:32. Every tests/vm/*.sh runs on 7.3; the runs
+# listed in ci_runs below are added, and --matrix runs matrix_runs. The
+# guest kernels a list needs are fetched or built first, in a step of
+# their own (a cold 6.12 build takes 10-20 minutes).
 #
 # Logs of VM tests: target/vm-results/<test>/. Settings: see vm/run.sh.
 #
@@ -40,11 +50,32 @@ export BPF_CLANG=${BPF_CLANG:-clang-19}
 suite_deadline=${SORYU_SUITE_DEADLINE:-4800}
 # Usual seconds (qemu 10, 2 vCPUs, this project's machine) x 3, boot included.
 declare -A vm_deadline=([core]=900 [cycles]=1500 [errors]=600 [hostile]=1800
-  [measure]=300 [policy]=1200 [starve]=1200 [topology]=900 [topology-starve]=600 [weights]=600)
+  [measure]=300 [policy]=1200 [starve]=1200 [topology]=900 [topology-starve]=600 [weights]=600
+  [holes]=600 [bigtopo]=1500 [verifier]=600)
 emulator_reruns=0
 
-vm_only=0
-if [ "${1:-}" = --vm-only ]; then vm_only=1; shift; fi
+# Machine shapes a run may ask for (TEST:SHAPE), as vm/run.sh settings.
+declare -A vm_shape=(
+  [32]="SORYU_VM_CPUS=32 SORYU_VM_SMP=sockets=8,cores=2,threads=2 SORYU_VM_NUMA=2 SORYU_VM_MEMORY=4G"
+  [1llc]="SORYU_VM_CPUS=16 SORYU_VM_SMP=sockets=1,cores=8,threads=2 SORYU_VM_NUMA=1"
+)
+# Runs beside every tests/vm/*.sh on the default kernel: the big machine
+# shapes, and what proves soryu on 6.12 LTS, the oldest kernel it supports
+# (its own compat paths: tests/vm/verifier.sh).
+ci_runs=(bigtopo:32 bigtopo:1llc core@6.12 policy@6.12 starve@6.12 holes@6.12 verifier@6.12)
+# The same on the other pinned kernels, for scripts/test.sh --matrix.
+matrix_runs=(core@7.2 policy@7.2 starve@7.2 holes@7.2 verifier@7.2
+  core@6.12-debug policy@6.12-debug starve@6.12-debug holes@6.12-debug verifier@6.12-debug)
+
+vm_only=0 matrix=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --vm-only) vm_only=1 ;;
+    --matrix) vm_only=1 matrix=1 ;;
+    *) break ;;
+  esac
+  shift
+done
 only=("$@")
 
 passed=0
@@ -145,16 +176,26 @@ fail_why() {
   why+=("$1:" "$out")
 }
 
-# vm_test NAME: tests/vm/NAME.sh in the VM, counted from the guest's log.
+# run_test RUN: the test of a run name TEST[@KERNEL][:SHAPE]
+run_test() { local t=${1%%:*}; echo "${t%%@*}"; }
+run_kernel() { local k=${1%%:*}; [[ $k == *@* ]] && echo "${k#*@}" || true; }
+run_shape() { [[ $1 == *:* ]] && echo "${1#*:}" || true; }
+
+# vm_test RUN: tests/vm/TEST.sh in the VM on its kernel and shape, counted
+# from the guest's log; its results in target/vm-results/RUN/.
 vm_test() {
-  local name=$1 start rc=0 left limit hint hung
+  local name=$1 test kernel shape start rc=0 left limit hint hung env=()
+  test=$(run_test "$name") kernel=$(run_kernel "$name") shape=$(run_shape "$name")
+  [ -z "$kernel" ] || env+=("SORYU_VM_KERNEL=$kernel")
+  # shellcheck disable=SC2206 # the shape's settings are words
+  [ -z "$shape" ] || env+=(${vm_shape[$shape]})
   hint="logs in target/vm-results/$name/"
   banner "VM test $name"
   start=$(date +%s)
   left=$((suite_start + suite_deadline - start))
-  limit=${SORYU_VM_TIMEOUT:-${vm_deadline[$name]:-900}}
+  limit=${SORYU_VM_TIMEOUT:-${vm_deadline[$test]:-900}}
   [ "$limit" -le "$left" ] || limit=$left
-  SORYU_VM_TIMEOUT=$limit vm/run.sh "tests/vm/$name.sh" || rc=$?
+  env "${env[@]}" SORYU_VM_TIMEOUT="$limit" vm/run.sh --name "$name" "tests/vm/$test.sh" || rc=$?
   # The summary is what a CI log keeps: name hung cases, and the case a
   # test cut by its deadline was in (the newest trace file). (Under
   # `set -e -o pipefail`: nothing below may fail when there is no match.)
@@ -211,15 +252,47 @@ fi
 vm_tests=()
 if [ ${#only[@]} -gt 0 ]; then
   vm_tests=("${only[@]}")
+elif [ "$matrix" = 1 ]; then
+  vm_tests=("${matrix_runs[@]}")
 else
   for t in tests/vm/*.sh; do
     [ "$(basename "$t")" = lib.sh ] || vm_tests+=("$(basename "$t" .sh)")
   done
+  vm_tests+=("${ci_runs[@]}")
 fi
+
+# The guest kernels of these runs, fetched or built before any test starts
+# (a build must not eat a test's deadline).
+guest_kernels() {
+  local k ok=0
+  for k in "$@"; do
+    echo "guest kernel $k:"
+    SORYU_VM_KERNEL=$k vm/kernel.sh || ok=1
+  done
+  return "$ok"
+}
+kernels=()
 for name in "${vm_tests[@]}"; do
-  if [ ! -f "tests/vm/$name.sh" ]; then
+  k=$(run_kernel "$name")
+  k=${k:-$(vm/kernel.sh --list | head -n1)}
+  [[ " ${kernels[*]} " == *" $k "* ]] || kernels+=("$k")
+done
+kernels_ok=1
+if [ "$built" = 1 ]; then
+  run_step "guest kernels (${kernels[*]})" guest_kernels "${kernels[@]}" || kernels_ok=0
+fi
+
+for name in "${vm_tests[@]}"; do
+  test=$(run_test "$name") shape=$(run_shape "$name")
+  if [ ! -f "tests/vm/$test.sh" ]; then
     failed=$((failed + 1))
-    record "vm: $name" FAIL 0 "no such test tests/vm/$name.sh"
+    record "vm: $name" FAIL 0 "no such test tests/vm/$test.sh"
+  elif [ -n "$shape" ] && [ -z "${vm_shape[$shape]:-}" ]; then
+    failed=$((failed + 1))
+    record "vm: $name" FAIL 0 "no such machine shape '$shape' (scripts/test.sh: vm_shape)"
+  elif [ "$kernels_ok" = 0 ]; then
+    failed=$((failed + 1))
+    record "vm: $name" FAIL 0 "not run: a guest kernel could not be fetched or built"
   elif [ "$built" = 0 ]; then
     failed=$((failed + 1))
     record "vm: $name" FAIL 0 "not run: the release build failed"
