@@ -144,6 +144,12 @@ pub struct Opts {
     #[arg(long, hide = true)]
     pub inject_verifier_reject: bool,
 
+    /// Test only: spin this many microseconds in ops.enqueue between the
+    /// victim search and the insert, widening the window a CPU going
+    /// idle meanwhile must not strand the task in (tests/vm/holes.sh).
+    #[arg(long, hide = true, value_name = "US", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1000))]
+    pub inject_enqueue_delay_us: u64,
+
     #[clap(flatten, next_help_heading = "Libbpf Options")]
     pub libbpf: LibbpfOpts,
 }

@@ -216,6 +216,7 @@ impl<'a> Scheduler<'a> {
         rodata.daemon_tgid = std::process::id();
         rodata.inject_error_ns = opts.inject_error_ms.map_or(0, |ms| ms * 1_000_000);
         rodata.inject_verifier_reject = opts.inject_verifier_reject;
+        rodata.inject_enqueue_delay_ns = opts.inject_enqueue_delay_us * 1000;
         let layout = crate::topology::read();
         set_layout(rodata, &layout);
         if let Some(comm) = &opts.inject_stall {

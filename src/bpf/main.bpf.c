@@ -80,6 +80,12 @@ u64 loaded_at;
  */
 const volatile char stall_comm[16];
 const volatile bool inject_verifier_reject;
+/*
+ * --inject-enqueue-delay-us: ops.enqueue spins this long between the
+ * victim search and the insert (inject_delay()), so that a CPU going idle
+ * meanwhile happens often enough to test (tests/vm/holes.sh idle).
+ */
+const volatile u64 inject_enqueue_delay_ns;
 
 /* --vtime: the reference clock, the largest vtime that has started to run. */
 u64 vtime_now SEC(".data.vtime_now");
@@ -302,6 +308,21 @@ void BPF_STRUCT_OPS(soryu_runnable, struct task_struct *p, u64 enq_flags)
 	}
 }
 
+/* --inject-enqueue-delay-us: spin that long (bounded: at most 1 ms). */
+static void inject_delay(void)
+{
+	u64 start;
+	u32 i;
+
+	if (!inject_enqueue_delay_ns)
+		return;
+	start = scx_bpf_now();
+	bpf_for(i, 0, 1 << 20) {
+		if (scx_bpf_now() - start >= inject_enqueue_delay_ns)
+			break;
+	}
+}
+
 /* --inject-stall: is @p one of the tasks to strand? */
 static bool stall_injected(const struct task_struct *p)
 {
@@ -383,6 +404,7 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
 	count_waiting(p, tctx, lvl, pinned);
 	stat_add(st, SORYU_CNT_PREEMPT_ATTEMPT, 1);
 	v = TIMED(SORYU_SEC_FIND_VICTIM, find_victim(p, victim_bar(p, lvl, enq_flags)));
+	inject_delay();
 	if (TIMED(SORYU_SEC_PREEMPT_LOCAL, preempt_local(p, v, gran, enq_flags)))
 		return;
 	if (pinned)

@@ -5,10 +5,14 @@
 #
 #   idle     a task worse than everything running must not wait beside a
 #            CPU that went idle while it was being queued: a SCHED_IDLE
-#            probe (1 ms sleeps) beside a nice -5 hog and three tasks that
-#            run 1 ms at random intervals, at --starve-ms 1000; no
-#            wakeup of the probe may oversleep 100 ms (before the fix:
-#            several a run, up to the next random wakeup or the 1 s rule)
+#            probe (1 ms runs, 1 ms sleeps) beside a nice -5 hog and a
+#            task that runs 1 ms every 300-600 ms, at --starve-ms 1000,
+#            with ops.enqueue made to spin 200 us between its victim
+#            search and the insert (--inject-enqueue-delay-us), so that
+#            the other CPU goes idle in that window several times a run;
+#            no wakeup of the probe may oversleep 100 ms (before the fix:
+#            a stranded probe waited for the next wakeup on that CPU, up
+#            to 600 ms, or for the 1 s rule)
 #   disable  a task that leaves sched_ext while queued (switched to
 #            SCHED_FIFO) and comes back later starts a new wait: a nice
 #            19 hog under two nice -10 hogs is switched to FIFO and
@@ -39,11 +43,10 @@ stop_all() {
 
 case_idle() {
   local secs=${SORYU_HOLES_SECS:-30} out=$SORYU_OUT/$CASE.probe.json
-  sched_start --starve-ms 1000 --report-sec 2 && sched_wait_enabled || return 0
+  sched_start --starve-ms 1000 --report-sec 2 --inject-enqueue-delay-us 200 && sched_wait_enabled || return 0
   spawn nice -n -5 python3 "$probe" spin $((secs + 5))
-  local i
-  for i in 1 2 3; do spawn python3 "$probe" sporadic 1 20 200 $((secs + 5)) 0; done
-  python3 "$probe" idle 2 1 "$secs" >"$out" || fail "the idle probe failed"
+  spawn python3 "$probe" sporadic 1 300 600 $((secs + 5)) 0
+  python3 "$probe" idle 1 1 "$secs" >"$out" || fail "the idle probe failed"
   stop_all
   trace "probe: $(cat "$out")"
   local w over max
