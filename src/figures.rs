@@ -581,6 +581,10 @@ figures! {
         .text(Health, 2, "stale kicks")
         .prom(Counter("stale_kicks")),
         |x| x.cnt(soryu_counter_SORYU_CNT_STALE_KICK);
+    stale_kick_pct: f64 = ratio(Percent, "Preemption kicks whose victim CPU ran another level when the kick landed, as a share of kicks")
+        .unknown("without kicks")
+        .text(Health, 2, "").decimals(2).since(1),
+        |x| pct(x.cnt(soryu_counter_SORYU_CNT_STALE_KICK), x.cnt(soryu_counter_SORYU_CNT_PREEMPT_KICK));
     wakeups: u64 = count("Wakeups whose wake-to-run time was recorded")
         .text(Health, 3, "wakeups")
         .prom(Counter("wakeups")),
