@@ -253,10 +253,9 @@ fn parse_record(line: &str) -> Result<Record> {
     };
     match kind.as_str() {
         "header" => {
-            if !v
-                .get("scheduler")
+            if v.get("scheduler")
                 .and_then(Value::as_str)
-                .is_some_and(|s| !s.is_empty())
+                .is_none_or(str::is_empty)
             {
                 bail!("a header without a \"scheduler\" string");
             }

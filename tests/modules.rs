@@ -272,8 +272,7 @@ fn resolve(
     };
     let mut rest = match segs.first().map(String::as_str) {
         Some("crate") | Some("self") => &segs[1..],
-        Some("super") => &segs[..],
-        _ => &segs[..],
+        _ => segs, // super::..., or a child's name
     };
     while rest.first().map(String::as_str) == Some("super") {
         base.pop();

@@ -235,16 +235,30 @@ pub fn lat_sum_lower_bound(counts: &[u64]) -> f64 {
 
 pub const CLASSES: [&str; 2] = ["interactive", "other"];
 
-/// The family a figure's series belongs to, as the table places it:
-/// (exposed name, TYPE, label), None when not exported.
-fn family_of(f: Fig) -> Option<(String, &'static str, Option<(&'static str, &'static str)>)> {
-    let full = |n: &str, total: bool| format!("scx_soryu_{n}{}", if total { "_total" } else { "" });
+/// A figure's series: its family's exposed name and TYPE, its label.
+struct Series {
+    family: String,
+    kind: &'static str,
+    label: Option<(&'static str, &'static str)>,
+}
+
+/// The series a figure is, as the table places it; None when not
+/// exported.
+fn series_of(f: Fig) -> Option<Series> {
+    let s = |n: &str, kind: &'static str, label| Series {
+        family: format!(
+            "scx_soryu_{n}{}",
+            if kind == "counter" { "_total" } else { "" }
+        ),
+        kind,
+        label,
+    };
     match f.spec().prom {
         Prom::None => None,
-        Prom::Counter(n) => Some((full(n, true), "counter", None)),
-        Prom::CounterBy(n, k, v) => Some((full(n, true), "counter", Some((k, v)))),
-        Prom::Gauge(n) => Some((full(n, false), "gauge", None)),
-        Prom::GaugeBy(n, k, v) => Some((full(n, false), "gauge", Some((k, v)))),
+        Prom::Counter(n) => Some(s(n, "counter", None)),
+        Prom::CounterBy(n, k, v) => Some(s(n, "counter", Some((k, v)))),
+        Prom::Gauge(n) => Some(s(n, "gauge", None)),
+        Prom::GaugeBy(n, k, v) => Some(s(n, "gauge", Some((k, v)))),
     }
 }
 
@@ -352,18 +366,18 @@ pub fn render(info: &RunInfo, t: &Totals, last: &Interval) -> String {
     // a family left without a series is left out whole.
     let mut families: Vec<(String, &str, Vec<Fig>)> = Vec::new();
     for &f in Fig::ALL {
-        let Some((name, kind, _)) = family_of(f) else {
+        let Some(s) = series_of(f) else {
             continue;
         };
-        match families.iter_mut().find(|(n, _, _)| *n == name) {
+        match families.iter_mut().find(|(n, _, _)| *n == s.family) {
             Some((_, _, members)) => members.push(f),
-            None => families.push((name, kind, vec![f])),
+            None => families.push((s.family, s.kind, vec![f])),
         }
     }
     for (name, kind, members) in &families {
         let samples: Vec<(Option<(&str, &str)>, f64)> = members
             .iter()
-            .filter_map(|&f| Some((family_of(f)?.2, sample_value(f, t, &last.metrics)?)))
+            .filter_map(|&f| Some((series_of(f)?.label, sample_value(f, t, &last.metrics)?)))
             .collect();
         if samples.is_empty() {
             continue;

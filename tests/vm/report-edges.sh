@@ -4,9 +4,9 @@
 #   sigterm    SIGTERM in the middle of an interval: that interval is
 #              reported, short and marked "final", before the exit record;
 #   stall      a task stranded on purpose (hidden --inject-stall) until the
-#              kernel's watchdog ejects soryu, within the first --report-sec
-#              interval: the interval that holds the stall is reported,
-#              final, before the exit record (error_stall);
+#              kernel's watchdog ejects soryu, with --report-sec 60: the
+#              interval that holds the stall is reported, final, before the
+#              exit record (error_stall);
 #   error      a BPF-side error (hidden --inject-error-ms): likewise
 #              (error_bpf);
 #   deafpipe   the daemon's stdout and stderr a pipe that `head -n 3`
@@ -81,8 +81,8 @@ case_end
 
 case_begin stall
 # Tasks named soryu-stall are never queued; stress-ng keeps both CPUs busy
-# so that the staller goes through ops.enqueue. The watchdog (10 s) ends
-# soryu well inside the first 60 s interval.
+# so that the staller goes through ops.enqueue; the watchdog (10 s) ends
+# soryu. Before, the up to 60 s before the ejection were not reported.
 if sched_start --report-sec 60 --inject-stall soryu-stall && sched_wait_enabled; then
   load_start 60
   python3 -c 'import ctypes, time
