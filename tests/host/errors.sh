@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Bad input on the host, where no scheduler can load: every refusal is one
 # line on stderr naming the problem, a non-zero exit, no panic or backtrace.
+# And what must not end in one: a closed stderr, a --report-json file with
+# a torn line or without its header (compare reads the rest, with a note).
 #
 #   tests/host/errors.sh [BIN]     (default target/release/scx_soryu)
 #
