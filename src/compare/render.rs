@@ -248,7 +248,7 @@ fn footnotes(c: &Comparison) -> Vec<String> {
     }
     if let Some(pct) = c.margin {
         lines.push(format!(
-            "B within margin: the pairs in which B was worse than A by less than {pct}% (lower-is-better: B < A x {f:.4}; higher-is-better: B x {f:.4} > A), of the pairs not on the margin exactly; margin p: one-sided sign test of the hypothesis that B is worse by {pct}% or more, so p < {ALPHA} says B is within {pct}% of A; {UNREACHABLE} after a margin p: out of reach with this few pairs (one-sided, the smallest p is 1/2^n, so it takes n >= 5)",
+            "B within margin: the pairs in which B was worse than A by less than {pct}% (lower-is-better: B < A x {f:.4}; higher-is-better: B x {f:.4} > A), of the pairs not on the margin exactly; margin p: one-sided sign test of the hypothesis that B is worse by {pct}% or more, so p < {ALPHA} says B is within {pct}% of A; {UNREACHABLE} after a margin p: out of reach with this few pairs (one-sided, the smallest p is 1/2^n, so it takes n >= 5); margin Holm p: the margin p adjusted for the figures tested, as Holm p is",
             f = 1.0 + pct / 100.0
         ));
     }
