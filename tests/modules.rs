@@ -314,6 +314,11 @@ fn lib_names(root_code: &str, lib: &str) -> BTreeSet<String> {
 
 /// The graph of the crate rooted at `root`: module -> the modules it names.
 fn graph(root: &Path, lib: &str) -> Graph {
+    graph_and_code(root, lib).0
+}
+
+/// The graph, and each module's code as code_of() leaves it.
+fn graph_and_code(root: &Path, lib: &str) -> (Graph, BTreeMap<String, String>) {
     let mods = modules(root);
     let known: BTreeSet<Vec<String>> = mods.iter().map(|m| m.path.clone()).collect();
     let root_code = &mods.iter().find(|m| m.path.is_empty()).unwrap().code;
@@ -353,7 +358,20 @@ fn graph(root: &Path, lib: &str) -> Graph {
             }
         }
     }
-    g
+    let code = mods.into_iter().map(|m| (name(&m.path), m.code)).collect();
+    (g, code)
+}
+
+/// The modules `from` reaches, itself included.
+fn reach(g: &Graph, from: &[&str]) -> BTreeSet<String> {
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut todo: Vec<String> = from.iter().map(|s| s.to_string()).collect();
+    while let Some(n) = todo.pop() {
+        if seen.insert(n.clone()) {
+            todo.extend(g.get(&n).into_iter().flatten().cloned());
+        }
+    }
+    seen
 }
 
 /// A cycle of the graph, as "a -> b -> a", if there is one.
@@ -417,6 +435,45 @@ fn no_module_reaches_itself() {
         if let Some(c) = cycle(&g) {
             panic!("the {label}'s modules import each other: {c}");
         }
+    }
+}
+
+// compare and plot are the library's, and only the subcommands reach them:
+// nothing the scheduler's code reaches names them, in the daemon or
+// through the library's modules it uses.
+#[test]
+fn the_scheduler_does_not_reach_the_offline_tools() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let (daemon, code) = graph_and_code(&src.join("main.rs"), "scx_soryu");
+    let lib = graph(&src.join("lib.rs"), "scx_soryu");
+    let near = reach(&daemon, &["scheduler"]);
+    assert!(
+        near.contains("report") && near.contains("stats"),
+        "{near:?}"
+    );
+    let mut named = BTreeSet::new();
+    for m in &near {
+        let chars: Vec<char> = code[m].chars().collect();
+        let pat: Vec<char> = "scx_soryu::".chars().collect();
+        for i in 0..chars.len().saturating_sub(pat.len()) {
+            if chars[i..i + pat.len()] == pat[..] {
+                let mut paths = Vec::new();
+                paths_at(&chars, i + pat.len(), Vec::new(), &mut paths);
+                named.extend(paths.into_iter().filter_map(|p| p.first().cloned()));
+            }
+        }
+    }
+    let named: Vec<&str> = named.iter().map(String::as_str).collect();
+    assert!(named.contains(&"figures"), "{named:?}");
+    let used = reach(&lib, &named);
+    println!("the scheduler's path uses, of the library: {used:?}");
+    for tool in ["compare", "plot"] {
+        assert!(
+            !used
+                .iter()
+                .any(|m| m == tool || m.starts_with(&format!("{tool}::"))),
+            "the scheduler reaches {tool}: {used:?}"
+        );
     }
 }
 
