@@ -9,8 +9,11 @@
 // a `use` tree counts each of its leaves. A module's `mod x;` alone is no
 // edge (it only places the file), its tests (`#[cfg(test)]`) and comments
 // are not read, and the daemon's `scx_soryu::` paths lead into the library,
-// which cannot lead back. The check is checked too: on made-up trees with a
-// cycle, direct or through a parent and its child, it must find one.
+// which cannot lead back. And the offline tools stay off the path that
+// loads BPF: nothing the scheduler module reaches names compare or plot,
+// in the daemon or through the library. The check is checked too: on
+// made-up trees with a cycle, direct or through a parent and its child, it
+// must find one.
 //
 //   cargo test --test modules -- --nocapture     prints both graphs
 
