@@ -171,10 +171,14 @@ fn header_lines(c: &Comparison) -> Vec<String> {
         "ratio = A / B; < 1 means A is lower. sign test p: exact two-sided binomial, ties dropped".to_string(),
         "median ratio: over every pair, 0/0 = 1, x/0 = inf, 0/x = 0; for an even count the geometric mean of the middle two".to_string(),
         "skipped: pairs where the figure is unknown (null: e.g. no wakeups of that class in the interval) or missing on a side".to_string(),
-        format!(
-            "Holm p: the sign test p adjusted (Holm) for the {n} figure(s) tested together in its round, or pooled; below {ALPHA} it says this figure differs even counting the chance that one of {n} does by luck, which the raw p does not (with {n} independent figures and no difference at all, some raw p falls below {ALPHA} {:.0}% of the time)",
-            100.0 * (1.0 - (1.0 - ALPHA).powi(n as i32))
-        ),
+        if n == 1 {
+            "Holm p: the sign test p adjusted for the figures tested together; with one figure, the p itself".to_string()
+        } else {
+            format!(
+                "Holm p: the sign test p adjusted (Holm) for the {n} figures tested together, per round and over the pooled rows; below {ALPHA} it says this figure differs even counting the chance that one of {n} does by luck, which the raw p does not (with {n} independent figures and no difference at all, some raw p falls below {ALPHA} in {:.0}% of comparisons)",
+                100.0 * (1.0 - (1.0 - ALPHA).powi(n as i32))
+            )
+        },
     ];
     if higher.is_empty() {
         lines.push("A better / B better: lower is better for every figure".to_string());
