@@ -344,8 +344,17 @@ def scheduler_cmd(config, out_prefix):
 def report_header(header_cmd, secs):
     """The header of a run's file, as soryu's daemon writes it (the
     scheduler, its knobs and build, the machine, the record format), with
-    this run's interval length."""
-    out = subprocess.run(header_cmd + ["--report-sec", str(secs)], capture_output=True, text=True)
+    this run's interval length. A soryu-base build older than the hidden
+    --report-header gets the header of SORYU_BIN with its own version."""
+    run = lambda cmd: subprocess.run(cmd + ["--report-sec", str(secs)], capture_output=True, text=True)
+    out = run(header_cmd)
+    if out.returncode != 0 and header_cmd[0] != os.environ["SORYU_BIN"] and "--report-header" in out.stderr:
+        version = subprocess.run([header_cmd[0], "--version"], capture_output=True, text=True).stdout
+        out = run([os.environ["SORYU_BIN"]] + header_cmd[1:])
+        if out.returncode == 0:
+            header = json.loads(out.stdout)
+            header["version"] = version.strip().removeprefix("scx_soryu ")
+            return header
     if out.returncode != 0:
         raise Failed(f"{' '.join(header_cmd)}: {out.stderr.strip() or f'exit status {out.returncode}'}")
     return json.loads(out.stdout)
