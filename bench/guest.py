@@ -53,7 +53,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from workloads import (COMPILE_SRC_GLOB, NCPU, ONE_JOB, PACKAGE, PIPE, WORKLOADS, Failed,  # noqa: E402
+from workloads import (COMPILE_SRC_GLOB, ONE_JOB, PACKAGE, PIPE, WORKLOADS, Failed,  # noqa: E402
                        background_cmd, build_times, compile_source, compile_tree, cyclictest_cmd,
                        latency_figures, mean, parse_throughput, throughput_cmd)
 
@@ -323,26 +323,41 @@ def _on_signal(signum, _frame):
 
 
 def scheduler_cmd(config, out_prefix):
-    """(scheduler name, command or None for the kernel's default, knobs)"""
+    """(command or None for the kernel's default, the command that prints
+    the header of this configuration's runs)"""
     kconfig = os.environ.get("SORYU_KCONFIG")
     kflags = ["--kconfig", kconfig] if kconfig else []
     if config == "eevdf":
-        return "eevdf", None, {}
+        return None, [os.environ["SORYU_BIN"], "--report-header=eevdf"]
     flags = soryu_flags(config)
     if flags is not None:
-        knobs = {k: f"--{k.replace('_', '-')}" in flags for k in ("clear_bitmap", "boost_on_wake", "vtime")}
-        knobs["starve_ms"] = 100
-        # a numeric knob set by the name, under the daemon's own key
-        for k in SORYU_NUMERIC.values():
-            if k in flags:
-                knobs[k[2:].replace("-", "_")] = int(flags[flags.index(k) + 1])
         binary = os.environ["SORYU_BASE_BIN" if config == "soryu-base" else "SORYU_BIN"]
         cmd = [binary, "--report-sec", "5", "--report-json", out_prefix + ".soryu.jsonl"]
-        return "scx_soryu", cmd + kflags + flags, knobs
+        # the daemon's own header for these flags: its knobs, its build
+        return cmd + kflags + flags, [binary, "--report-header"] + flags
     peer = os.path.join(os.environ.get("SORYU_PEERS", ""), "bin", "scx_" + config)
     if os.access(peer, os.X_OK):
-        return "scx_" + config, [peer] + kflags, {}
+        return [peer] + kflags, [os.environ["SORYU_BIN"], f"--report-header=scx_{config}"]
     raise Failed(f"no peer scheduler scx_{config} (bench/peers.sh {config} builds it)")
+
+
+def report_header(header_cmd, secs):
+    """The header of a run's file, as soryu's daemon writes it (the
+    scheduler, its knobs and build, the machine, the record format), with
+    this run's interval length. A soryu-base build older than the hidden
+    --report-header gets the header of SORYU_BIN with its own version."""
+    run = lambda cmd: subprocess.run(cmd + ["--report-sec", str(secs)], capture_output=True, text=True)
+    out = run(header_cmd)
+    if out.returncode != 0 and header_cmd[0] != os.environ["SORYU_BIN"] and "--report-header" in out.stderr:
+        version = subprocess.run([header_cmd[0], "--version"], capture_output=True, text=True).stdout
+        out = run([os.environ["SORYU_BIN"]] + header_cmd[1:])
+        if out.returncode == 0:
+            header = json.loads(out.stdout)
+            header["version"] = version.strip().removeprefix("scx_soryu ")
+            return header
+    if out.returncode != 0:
+        raise Failed(f"{' '.join(header_cmd)}: {out.stderr.strip() or f'exit status {out.returncode}'}")
+    return json.loads(out.stdout)
 
 
 def boot_config():
@@ -355,18 +370,6 @@ def boot_config():
     subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/boot"], check=True)
     subprocess.run(["cp", os.environ["SORYU_KCONFIG"], path], check=True)
 
-
-
-def possible_cpus():
-    """How many CPUs the kernel can have (soryu's headers count the same)."""
-    try:
-        n = 0
-        for part in open("/sys/devices/system/cpu/possible").read().strip().split(","):
-            lo, _, hi = part.partition("-")
-            n += int(hi or lo) - int(lo) + 1
-        return n
-    except (OSError, ValueError):
-        return NCPU
 
 
 # ---------------------------------------------------------------------------
@@ -399,7 +402,7 @@ class Run:
         self.order, self.workload, self.secs, self.outdir = order, workload, secs, outdir
         self.bounds, self.interleaved = bounds, interleaved
         self.prefix = os.path.join(outdir, f"{config}-r{rnd}")
-        self.sched, self.cmd, self.knobs = scheduler_cmd(config, self.prefix)
+        self.cmd, self.header_cmd = scheduler_cmd(config, self.prefix)
         self.log = open(self.prefix + ".log", "w")
         self.out = None
         self.ops = None
@@ -424,14 +427,12 @@ class Run:
             self.workdir = compile_tree(os.path.join(self.guard.workdir(), self.config))
         if self.out is None:
             self.out = open(self.prefix + ".jsonl", "w")
-            header = {"type": "header", "scheduler": self.sched, "config": self.config, "knobs": self.knobs,
-                      "run_id": f"{int(time.time() * 1000)}-{os.getpid()}",
-                      "kernel": os.uname().release, "nr_cpus": possible_cpus(), "report_sec": self.secs,
-                      "lat_bucket_lower_ns": self.bounds,
-                      "workload": self.workload, "round": self.rnd, "order": self.order, "where": self.where,
-                      "interleaved": self.interleaved, "sched_ext_ops": self.ops,
-                      "source": "bench/guest.py: cyclictest (hist.lat_interactive), stress-ng, hackbench, perf bench, "
-                                "make (Lua 5.4)"}
+            header = report_header(self.header_cmd, self.secs)
+            header.update({"config": self.config, "lat_bucket_lower_ns": self.bounds,
+                           "workload": self.workload, "round": self.rnd, "order": self.order, "where": self.where,
+                           "interleaved": self.interleaved, "sched_ext_ops": self.ops,
+                           "source": "bench/guest.py: cyclictest (hist.lat_interactive), stress-ng, hackbench, "
+                                     "perf bench, make (Lua 5.4)"})
             self.out.write(json.dumps(header) + "\n")
         bg_cmd = background_cmd(self.workload, self.outdir, self.workdir)
         if bg_cmd:

@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 //
 // Command line: every knob, its default, and the checks that reject a bad
-// combination before anything is loaded into the kernel.
+// combination before anything is loaded into the kernel; then the plain
+// configuration values (config.rs) the rest of the daemon takes.
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Parser;
+use scx_soryu::bpf_intf::soryu_consts_SORYU_TIMEOUT_MS;
+use scx_soryu::policy;
 use scx_utils::libbpf_clap_opts::LibbpfOpts;
+
+use crate::config::{ReportConfig, SchedConfig, Target};
 
 /// scx_soryu: BMQ (BitMap Queue) priority levels as a sched_ext scheduler.
 ///
@@ -84,8 +89,8 @@ pub struct Opts {
     #[arg(long, value_name = "PATH|auto")]
     pub prometheus: Option<PathBuf>,
 
-    /// Name this run: the run_id label of every Prometheus series and of the
-    /// JSON header (default: "<start time in ms since the Unix epoch>-<pid>").
+    /// Name this run: the run_id label of the Prometheus info metric and of
+    /// the JSON header (default: "<start time in ms since the Unix epoch>-<pid>").
     #[arg(long, value_name = "ID")]
     pub run_id: Option<String>,
 
@@ -125,6 +130,14 @@ pub struct Opts {
     #[arg(long, hide = true)]
     pub lat_buckets: bool,
 
+    /// Print the header --report-json would write with the other flags, as
+    /// one JSON line, and exit (no scheduler is loaded); with a name, the
+    /// header of an outside scheduler's run on this machine: no knobs, no
+    /// soryu build. For the benchmark's files.
+    #[arg(long, hide = true, value_name = "SCHEDULER", num_args = 0..=1,
+          default_missing_value = "")]
+    pub report_header: Option<String>,
+
     /// Write the --prometheus file of three intervals of synthetic figures to
     /// PATH and exit (the format's tests; no scheduler is loaded).
     #[arg(long, hide = true, value_name = "PATH")]
@@ -158,9 +171,9 @@ pub struct Opts {
 pub enum Tool {
     /// Pair two configurations' --report-json runs interval by interval and
     /// sign-test every figure.
-    Compare(crate::compare::CompareArgs),
+    Compare(scx_soryu::compare::CompareArgs),
     /// Draw the wake-to-run distributions and tail series of --report-json runs as SVG.
-    Plot(crate::plot::PlotArgs),
+    Plot(scx_soryu::plot::PlotArgs),
     /// Show what the running scx_soryu holds for some tasks: boost, level,
     /// slice used (read from the loaded BPF program).
     Inspect(crate::inspect::InspectArgs),
@@ -183,26 +196,44 @@ pub const MAX_EXIT_DUMP_LEN: u32 = 16 << 20;
 /// Largest starvation threshold: it must stay well below the kernel
 /// watchdog, which ejects the scheduler when a task waits that long.
 pub fn max_starve_ms() -> u64 {
-    crate::bpf_intf::soryu_consts_SORYU_TIMEOUT_MS as u64 / 5
+    soryu_consts_SORYU_TIMEOUT_MS as u64 / 5
 }
 
 impl Opts {
-    /// The scheduling knobs of this run, named as the report's header and
-    /// the Prometheus info metric name them: one list for both.
-    pub fn knobs(&self) -> Vec<(&'static str, serde_json::Value)> {
-        vec![
-            ("clear_bitmap", self.clear_bitmap.into()),
-            ("boost_on_wake", self.boost_on_wake.into()),
-            ("vtime", self.vtime.into()),
-            ("cgroup_weight", self.cgroup_weight.into()),
-            ("slice_us", self.slice_us.into()),
-            ("starve_ms", self.starve_ms.into()),
-            ("wakeup_gran_us", self.wakeup_gran_us().into()),
-        ]
+    /// What the scheduler loads with.
+    pub fn sched_config(&self) -> SchedConfig {
+        SchedConfig {
+            slice_us: self.slice_us,
+            starve_ms: self.starve_ms,
+            wakeup_gran_us: self.wakeup_gran_us,
+            clear_bitmap: self.clear_bitmap,
+            boost_on_wake: self.boost_on_wake,
+            vtime: self.vtime,
+            cgroup_weight: self.cgroup_weight,
+            no_hist: self.no_hist,
+            exit_dump_len: self.exit_dump_len,
+            inject_error_ms: self.inject_error_ms,
+            inject_stall: self.inject_stall.clone(),
+            inject_verifier_reject: self.inject_verifier_reject,
+            libbpf: self.libbpf.clone(),
+        }
+    }
+
+    /// Where and how often the reports go; `new_run_id` names the run
+    /// unless --run-id does.
+    pub fn report_config(&self, new_run_id: impl FnOnce() -> String) -> ReportConfig {
+        ReportConfig {
+            report_sec: self.report_sec,
+            json: self.report_json.clone(),
+            prometheus: self.prometheus.as_deref().map(Target::from_arg),
+            run_id: self.run_id.clone().unwrap_or_else(new_run_id),
+            knobs: self.sched_config().knobs(),
+            hist: !self.no_hist,
+        }
     }
 
     /// The wakeup granularity in effect: as given, else the slice.
-    pub fn wakeup_gran_us(&self) -> u64 {
+    fn wakeup_gran_us(&self) -> u64 {
         self.wakeup_gran_us.unwrap_or(self.slice_us)
     }
 
@@ -237,13 +268,12 @@ impl Opts {
                 "--starve-ms {} is above {} ms, a fifth of the kernel watchdog's {} ms; use a lower threshold",
                 self.starve_ms,
                 max_starve_ms(),
-                crate::bpf_intf::soryu_consts_SORYU_TIMEOUT_MS
+                soryu_consts_SORYU_TIMEOUT_MS
             );
         }
-        let per_cpu = crate::policy::BOUND_REF_TASKS_PER_CPU;
-        let bound_ms =
-            crate::policy::starve_bound_us(self.starve_ms, self.slice_us, 0, per_cpu, 1) / 1000;
-        let watchdog_ms = crate::bpf_intf::soryu_consts_SORYU_TIMEOUT_MS as u64;
+        let per_cpu = policy::BOUND_REF_TASKS_PER_CPU;
+        let bound_ms = policy::starve_bound_us(self.starve_ms, self.slice_us, 0, per_cpu, 1) / 1000;
+        let watchdog_ms = soryu_consts_SORYU_TIMEOUT_MS as u64;
         if bound_ms > watchdog_ms / 2 {
             bail!(
                 "--slice-us {} with --starve-ms {}: a task starving behind {per_cpu} others per CPU could wait {bound_ms} ms, over half the kernel watchdog's {watchdog_ms} ms; use a shorter slice or threshold",
@@ -300,8 +330,7 @@ impl Opts {
             if path.as_os_str().is_empty() {
                 bail!("--prometheus needs a file path, or auto");
             }
-            if let crate::prometheus::Target::File(path) = crate::prometheus::Target::from_arg(path)
-            {
+            if let Target::File(path) = Target::from_arg(path) {
                 let dir = match path.parent() {
                     Some(d) if !d.as_os_str().is_empty() => d,
                     _ => std::path::Path::new("."),

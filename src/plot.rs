@@ -13,8 +13,9 @@ use anyhow::{anyhow, bail, Context, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::compare::{load, Config, Run};
-use crate::record::{fig, Figure};
+use crate::figures::Fig;
+use crate::read::{load, Config, Run};
+use crate::record::{FigName, Figure, EXT_WAKE_OVER_1MS_PCT};
 
 #[derive(Debug, Clone, clap::Args)]
 #[command(
@@ -154,8 +155,8 @@ fn tail_points(s: &Series, warmup: usize) -> Vec<(f64, f64)> {
             next_x = x + 1.0;
             // soryu's own figure, else the benchmark's outside measurement
             // of the same thing (bench/guest.py: cyclictest)
-            let tail = match iv.figure(fig::INT_OVER_1MS_PCT) {
-                Figure::Absent => iv.figure(fig::EXT_WAKE_OVER_1MS_PCT),
+            let tail = match iv.get(Fig::int_over_1ms_pct) {
+                Figure::Absent => iv.figure(&FigName::Ext(EXT_WAKE_OVER_1MS_PCT.into())),
                 f => f,
             };
             if let Figure::Value(y) = tail {
@@ -340,12 +341,15 @@ fn draw(path: &Path, ccdf: &[Line], tail: &[Line]) -> Result<()> {
 }
 
 pub fn run(args: &PlotArgs) -> Result<()> {
-    let mut runs = Vec::new();
+    let (mut runs, mut notes) = (Vec::new(), Vec::new());
     for p in &args.files {
-        runs.extend(load(p)?);
+        let loaded = load(p)?;
+        notes.extend(loaded.notes());
+        runs.extend(loaded.runs);
     }
     let series = group(runs);
-    let (ccdf, tail, notes) = lines(&series, args.warmup)?;
+    let (ccdf, tail, chart_notes) = lines(&series, args.warmup)?;
+    notes.extend(chart_notes);
     if ccdf.is_empty() && tail.is_empty() {
         bail!("nothing to plot: no file has an interactive histogram or int_over_1ms_pct after {} warm-up interval(s); record longer runs or lower --warmup", args.warmup);
     }
@@ -387,8 +391,9 @@ mod tests {
         for i in first..first + n {
             t += &(interval(i, i as f64, [1, 1, 1, 1]) + "\n");
         }
-        crate::compare::read::parse_runs(Path::new(name), &t)
+        crate::read::parse_runs(Path::new(name), &t)
             .unwrap()
+            .runs
             .remove(0)
     }
 
@@ -445,7 +450,7 @@ mod tests {
         t += r#"{"type":"interval","index":1,"int_over_1ms_pct":null,"hist":{"lat_interactive":[0,0,0,0]}}"#;
         t += "\n";
         t += &(interval(2, 1.0, [1, 1, 1, 1]) + "\n");
-        let runs = crate::compare::read::parse_runs(Path::new("f"), &t).unwrap();
+        let runs = crate::read::parse_runs(Path::new("f"), &t).unwrap().runs;
         assert_eq!(runs.len(), 3);
         let series = group(runs);
         assert_eq!(series.len(), 1);

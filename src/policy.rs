@@ -157,7 +157,17 @@ mod tests {
         let mid = 1u64 << (shift - 1);
         // Places at the extremes and around the FIFO middle, where head
         // inserts count down and tail inserts up.
-        let places = [0, 1, mid - 1_000_000, mid - 1, mid, mid + 1, mid + 1_000_000, place_max - 1, place_max];
+        let places = [
+            0,
+            1,
+            mid - 1_000_000,
+            mid - 1,
+            mid,
+            mid + 1,
+            mid + 1_000_000,
+            place_max - 1,
+            place_max,
+        ];
         let levels: Vec<u32> = (0..soryu_consts_SORYU_NR_LEVELS).collect();
         let mut keys = Vec::new();
         for &l in &levels {

@@ -1,34 +1,50 @@
 // SPDX-License-Identifier: GPL-2.0-only
 //
-// The --report-json format, defined once: the writer (report.rs) builds
-// these records, and every reader (compare, plot) parses them back with the
-// same types. A file is a sequence of runs; each run is a header record
-// followed by its interval records and, when the kernel ended the
-// scheduler, exit records. docs/measuring.md describes every field.
+// The --report-json format, defined once: the writer (the daemon's
+// report.rs) builds these records, and every reader (read.rs, for compare
+// and plot) parses them back with the same types. A file is a sequence of
+// runs; each run is a header record followed by its interval records and,
+// when the scheduler ended, exit records. The figures of an interval
+// record are the fields of figures::Metrics. docs/measuring.md describes
+// every field.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::stats::{BpfCost, Hists, Interval};
+use crate::figures::{Fig, Metrics, NEWEST_SINCE};
 
-/// Bumped when a record changes in a way readers must know about.
-/// 1: one header per file, intervals numbered across restarts, 0 for an
-/// empty latency class. 2: one header per start (appended), null for an
-/// empty class, exit records. 3: `stale_kicks` (kicks that acted on a
-/// stale level) replaces `level_mismatch`, 0 by construction. 4:
-/// `queued_max_us` (longest wait of any queued task) and `starve_bound_us`.
-/// 5: `preempt_deferred` (kicks left to the wakeup granularity's timer),
-/// `preempt_scans` and the `wakeup_gran_us` knob. 6: `preempt_fallbacks`
-/// (victim searches that read every CPU) and the header's `llcs`. 7:
-/// `pinned` (tasks queued on their one CPU's own queue). 8: `smt_moves`
-/// (tasks let go from a shared SMT core for a whole idle one). 9:
-/// `sync_local` (sync wakeups run next on the waker's CPU). 10:
-/// `preempt_local` (wakeups that preempted onto their victim's local DSQ).
-/// 11: `cache_hot` (dispatch calls that took a task last run on their CPU
-/// from behind its level's head).
+/// The format's major version: bumped when a record changes in a way that
+/// makes older files mean something else (compare refuses to pair files of
+/// two majors). 1: one header per file, intervals numbered across
+/// restarts, 0 for an empty latency class. 2: one header per start
+/// (appended), null for an empty class, exit records. 3: `stale_kicks`
+/// (kicks that acted on a stale level) replaces `level_mismatch`, 0 by
+/// construction. 4: `queued_max_us` (longest wait of any queued task) and
+/// `starve_bound_us`. 5: `preempt_deferred` (kicks left to the wakeup
+/// granularity's timer), `preempt_scans` and the `wakeup_gran_us` knob. 6:
+/// `preempt_fallbacks` (victim searches that read every CPU) and the
+/// header's `llcs`. 7: `pinned` (tasks queued on their one CPU's own
+/// queue). 8: `smt_moves` (tasks let go from a shared SMT core for a whole
+/// idle one). 9: `sync_local` (sync wakeups run next on the waker's CPU).
+/// 10: `preempt_local` (wakeups that preempted onto their victim's local
+/// DSQ). 11: `cache_hot` (dispatch calls that took a task last run on their
+/// CPU from behind its level's head).
 pub const FORMAT: u32 = 11;
+
+/// The minor version of the record fields other than figures: 1, the
+/// header's `format_minor` and an interval's `final`.
+const RECORD_MINOR: u32 = 1;
+
+/// The format's minor version, bumped by every field added: files of the
+/// same major stay comparable, a figure an older file lacks is skipped (a
+/// figure's spec says which minor version first carried it).
+pub const FORMAT_MINOR: u32 = if NEWEST_SINCE > RECORD_MINOR {
+    NEWEST_SINCE
+} else {
+    RECORD_MINOR
+};
 
 /// One line of a --report-json file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -50,8 +66,12 @@ pub struct Header {
     pub config: Option<String>,
     #[serde(default)]
     pub knobs: BTreeMap<String, Value>,
+    /// The major version (FORMAT).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<u32>,
+    /// The minor version (FORMAT_MINOR); none before 11.1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format_minor: Option<u32>,
     /// The build: version, git commit (-dirty for a modified tree), target,
     /// and /debug for a debug build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,14 +108,49 @@ pub struct Header {
     pub extra: BTreeMap<String, Value>,
 }
 
-/// One interval. `figures` holds every scalar figure at the top level of
-/// the record: soryu's are the fields of stats::Metrics (null when unknown,
-/// e.g. the percentiles of a latency class that had no wakeups), a
-/// benchmark's are named ext_*.
+/// The raw distributions of one interval (bucket counts, differenced).
+/// Readers take a record that carries only some of them (a benchmark's
+/// file has lat_interactive alone).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Hists {
+    pub lat_interactive: Vec<u64>,
+    pub lat_other: Vec<u64>,
+    pub probes: Vec<u64>,
+    /// index = boost + 12
+    pub boost: Vec<u64>,
+    pub levels: Vec<u64>,
+}
+
+/// Calls of one BPF callback in an interval and their mean cost.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BpfCost {
+    pub calls: u64,
+    pub ns_per_call: f64,
+}
+
+/// One interval as the daemon measured it: scalar figures, distributions,
+/// the kernel's event counters, BPF callback costs.
+#[derive(Clone, Debug, Default)]
+pub struct Interval {
+    pub metrics: Metrics,
+    pub hists: Hists,
+    pub kernel_events: BTreeMap<String, u64>,
+    pub bpf_cost: BTreeMap<String, BpfCost>,
+}
+
+/// One interval record. `figures` holds every scalar figure at the top
+/// level of the record: soryu's are the fields of figures::Metrics (null
+/// when unknown, e.g. the percentiles of a latency class that had no
+/// wakeups), a benchmark's are named ext_*.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct IntervalRecord {
     /// 0, 1, ... within its run.
     pub index: u64,
+    /// The interval the scheduler stopped in (SIGTERM, an error, a stall, a
+    /// restart): it ends early, and an exit record follows.
+    #[serde(rename = "final", default, skip_serializing_if = "std::ops::Not::not")]
+    pub last: bool,
     #[serde(flatten)]
     pub figures: BTreeMap<String, Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -116,15 +171,62 @@ pub enum Figure {
     Value(f64),
 }
 
+/// A figure a reader asks for: one of soryu's, or an outside measurement
+/// a benchmark filed beside them (ext_*).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FigName {
+    Soryu(Fig),
+    Ext(String),
+}
+
+/// The prefix of every outside measurement's name.
+pub const EXT_PREFIX: &str = "ext_";
+
+/// The benchmark's outside measurement of int_over_1ms_pct (cyclictest).
+pub const EXT_WAKE_OVER_1MS_PCT: &str = "ext_wake_over_1ms_pct";
+
+impl FigName {
+    /// A name given on the command line or found in a record: None when it
+    /// is neither soryu's nor ext_*.
+    pub fn parse(name: &str) -> Option<FigName> {
+        if name.starts_with(EXT_PREFIX) {
+            return Some(FigName::Ext(name.to_string()));
+        }
+        Fig::from_name(name).map(FigName::Soryu)
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            FigName::Soryu(f) => f.name(),
+            FigName::Ext(s) => s,
+        }
+    }
+
+    /// A count per interval: compared per second of interval.
+    pub fn per_second(&self) -> bool {
+        matches!(self, FigName::Soryu(f) if f.spec().per_second())
+    }
+
+    /// Lower is better, except outside rates and counts of work done.
+    pub fn higher_is_better(&self) -> bool {
+        match self {
+            FigName::Soryu(_) => false,
+            FigName::Ext(n) => n.ends_with("_per_s") || n.ends_with("_ops"),
+        }
+    }
+}
+
 impl IntervalRecord {
-    /// The record of one measured interval.
-    pub fn new(index: u64, iv: &Interval) -> Self {
-        let figures = match serde_json::to_value(&iv.metrics) {
-            Ok(Value::Object(o)) => o.into_iter().collect(),
-            _ => unreachable!("Metrics serializes to an object"),
-        };
+    /// The record of one measured interval; `last` for the one the
+    /// scheduler stopped in.
+    pub fn new(index: u64, last: bool, iv: &Interval) -> Self {
+        let figures = Fig::ALL
+            .iter()
+            .map(|&f| (f.name().to_string(), iv.metrics.json(f)))
+            .collect();
         IntervalRecord {
             index,
+            last,
             figures,
             hist: Some(iv.hists.clone()),
             kernel_events: iv.kernel_events.clone(),
@@ -132,7 +234,16 @@ impl IntervalRecord {
         }
     }
 
-    pub fn figure(&self, name: &str) -> Figure {
+    pub fn figure(&self, name: &FigName) -> Figure {
+        self.figure_named(name.as_str())
+    }
+
+    /// One of soryu's figures.
+    pub fn get(&self, f: Fig) -> Figure {
+        self.figure_named(f.name())
+    }
+
+    fn figure_named(&self, name: &str) -> Figure {
         match self.figures.get(name) {
             None => Figure::Absent,
             Some(v) => v.as_f64().map_or(Figure::Unknown, Figure::Value),
@@ -219,35 +330,14 @@ fn exit_kind_name(kind: i32) -> &'static str {
     .map_or("unknown", |(_, n)| n)
 }
 
-/// Names of figures that readers look up by name. Each is a field of
-/// stats::Metrics (a unit test holds them together).
-pub mod fig {
-    pub const DURATION_S: &str = "duration_s";
-    pub const INT_OVER_1MS_PCT: &str = "int_over_1ms_pct";
-    /// The benchmark's outside measurement of the same share (cyclictest).
-    pub const EXT_WAKE_OVER_1MS_PCT: &str = "ext_wake_over_1ms_pct";
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::Metrics;
-
-    fn metrics_keys() -> Vec<String> {
-        match serde_json::to_value(Metrics::default()).unwrap() {
-            Value::Object(o) => o.keys().cloned().collect(),
-            _ => unreachable!(),
-        }
-    }
 
     #[test]
-    fn figure_names_are_fields_of_metrics() {
-        let keys = metrics_keys();
-        for name in [fig::DURATION_S, fig::INT_OVER_1MS_PCT] {
-            assert!(keys.iter().any(|k| k == name), "{name}");
-        }
-        for name in Metrics::COUNTS {
-            assert!(keys.iter().any(|k| k == name), "{name}");
+    fn a_figure_added_bumps_the_minor_version_only() {
+        for &f in Fig::ALL {
+            assert!(f.spec().since <= FORMAT_MINOR, "{}", f.name());
         }
     }
 
@@ -258,7 +348,8 @@ mod tests {
         iv.metrics.int_p99_us = f64::NAN;
         iv.metrics.oth_count = 3;
         iv.metrics.oth_p99_us = 12.0;
-        let line = serde_json::to_string(&Record::Interval(IntervalRecord::new(4, &iv))).unwrap();
+        let line =
+            serde_json::to_string(&Record::Interval(IntervalRecord::new(4, false, &iv))).unwrap();
         assert!(line.contains(r#""type":"interval""#), "{line}");
         assert!(line.contains(r#""int_p99_us":null"#), "{line}");
         assert!(line.contains(r#""index":4"#), "{line}");
@@ -266,9 +357,16 @@ mod tests {
             panic!("not an interval: {line}")
         };
         assert_eq!(back.index, 4);
-        assert_eq!(back.figure("int_p99_us"), Figure::Unknown);
-        assert_eq!(back.figure("oth_p99_us"), Figure::Value(12.0));
-        assert_eq!(back.figure("ext_nothing"), Figure::Absent);
+        assert_eq!(back.get(Fig::int_p99_us), Figure::Unknown);
+        assert_eq!(back.get(Fig::oth_p99_us), Figure::Value(12.0));
+        let ext = FigName::parse("ext_nothing").unwrap();
+        assert_eq!(back.figure(&ext), Figure::Absent);
+        assert!(!back.last && !line.contains("final"), "{line}");
+        // the interval the scheduler stopped in says so
+        let fin = serde_json::to_string(&IntervalRecord::new(5, true, &iv)).unwrap();
+        assert!(fin.contains(r#""final":true"#), "{fin}");
+        let back: IntervalRecord = serde_json::from_str(&fin).unwrap();
+        assert!(back.last && !back.figures.contains_key("final"));
         // no key is written twice (the flattened figures and the fields)
         for key in ["\"type\":", "\"index\":", "\"hist\":", "\"duration_s\":"] {
             assert_eq!(line.matches(key).count(), 1, "{key} in {line}");

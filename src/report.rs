@@ -1,36 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0-only
 //
 // Report output: the human report (a few aligned lines per interval, units
-// on every figure) and the records of --report-json (record.rs). Reports
-// are best-effort and scheduling is not: a failed write (a closed pipe on
-// stdout, a full disk) is reported once on stderr, that output stops, and
-// the scheduler keeps running.
+// on every figure, laid out as the figure table says) and the records of
+// --report-json (scx_soryu::record). Reports are best-effort and
+// scheduling is not: a failed write (a closed pipe on stdout, a full disk)
+// is reported once on stderr, that output stops, and the scheduler keeps
+// running. The interval the scheduler stops in is reported too, short and
+// marked final, before the exit record.
 
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
+use scx_soryu::about::{kernel_release, version};
+use scx_soryu::bpf_intf::*;
+use scx_soryu::figures::{Fig, Metrics};
+use scx_soryu::policy;
+use scx_soryu::record::{self, ExitRecord, Header, Interval, IntervalRecord, Record};
+use scx_soryu::spec::{FigSpec, Kind, Line, Text, Unit};
 
-use crate::bpf_intf::*;
-use crate::cli::Opts;
-use crate::policy;
-use crate::prometheus::{PromSink, RunInfo, Target};
-use crate::record::{self, ExitRecord, Header, IntervalRecord, Record};
-use crate::stats::{Interval, MaxWaitSub, Metrics, Snapshot, MAX_WAITS};
-
-/// The build, as --version and every header say it: version, git commit of
-/// the tree it was built from (-dirty when that tree had changes to the
-/// sources), target, and /debug for a debug build (scx_utils' build id).
-pub fn version() -> String {
-    let semver = match option_env!("SORYU_GIT") {
-        Some(git) if !git.is_empty() => format!("{}-{git}", env!("CARGO_PKG_VERSION")),
-        _ => env!("CARGO_PKG_VERSION").to_string(),
-    };
-    scx_utils::build_id::full_version(&semver)
-}
+use crate::config::ReportConfig;
+use crate::interval::{self, RunConsts};
+use crate::prometheus::render::RunInfo;
+use crate::prometheus::sink::PromSink;
+use crate::stats::{MaxWaitSub, Snapshot, MAX_WAITS};
 
 /// One line on stdout; a closed stdout is an error, not a panic.
 pub fn stdout_line(s: &str) -> std::io::Result<()> {
@@ -39,94 +35,69 @@ pub fn stdout_line(s: &str) -> std::io::Result<()> {
     out.flush()
 }
 
-/// A figure for the text report: "-" when unknown (NaN).
-fn fixed(v: f64, decimals: usize) -> String {
-    if v.is_nan() {
-        "-".into()
-    } else {
-        format!("{v:.decimals$}")
-    }
-}
-
 fn us(v: f64) -> String {
-    if v.is_nan() {
-        "-".into()
-    } else if v >= 1000.0 {
+    if v >= 1000.0 {
         format!("{:.2} ms", v / 1000.0)
     } else {
         format!("{v:.0} us")
     }
 }
 
-fn pct(v: f64, decimals: usize) -> String {
-    if v.is_nan() {
-        "-".into()
-    } else {
-        format!("{v:.decimals$}%")
+/// A figure's value as the text report prints it: in its unit, "-" when
+/// unknown (NaN), right-aligned to its width (seconds: the number alone).
+fn text_value(spec: &FigSpec, t: &Text, v: f64) -> String {
+    let (d, w) = (t.decimals, t.width);
+    if spec.unit == Unit::Seconds && !v.is_nan() {
+        return format!("{v:>w$.d$} s");
     }
+    let s = match spec.unit {
+        Unit::Jiffies if v.is_nan() => "(- j)".to_string(),
+        Unit::Jiffies => format!("({v:.d$} j)"),
+        _ if v.is_nan() => "-".to_string(),
+        Unit::Number if matches!(spec.kind, Kind::Count | Kind::State) => format!("{v:.0}"),
+        Unit::Number | Unit::Probes => format!("{v:.d$}"),
+        Unit::Seconds => format!("{v:.d$} s"),
+        Unit::Micros => us(v),
+        Unit::Percent => format!("{v:.d$}%"),
+    };
+    format!("{s:>w$}")
 }
 
-/// The human report of one interval. Unknown figures (a class without
-/// wakeups) print as "-".
-pub fn format_text(index: u64, m: &Metrics) -> String {
-    let mut s = String::new();
-    let calls = m.dispatch + m.dispatch_empty + m.dispatch_keep + m.smt_moves;
-    let _ = writeln!(
-        s,
-        "[soryu] #{index:<4} {:>5.1} s | dispatch {:>8} empty {:>7} keep {:>7} smt-move {} cache-hot {} | probes/call mean {:>5} p50 {:>2} p99 {:>2} max {:>2} | starve_serve {}",
-        m.duration_s, m.dispatch, m.dispatch_empty, m.dispatch_keep, m.smt_moves, m.cache_hot, fixed(m.probes_mean, 2),
-        fixed(m.probes_p50, 0), fixed(m.probes_p99, 0), fixed(m.probes_max, 0), m.starve_serve
-    );
-    for (name, n, p50, p99, p999, max, j, t1, t4, t16) in [
-        (
-            "interactive",
-            m.int_count,
-            m.int_p50_us,
-            m.int_p99_us,
-            m.int_p999_us,
-            m.int_max_us,
-            m.int_max_jiffies,
-            m.int_over_1ms_pct,
-            m.int_over_4ms_pct,
-            m.int_over_16ms_pct,
-        ),
-        (
-            "other",
-            m.oth_count,
-            m.oth_p50_us,
-            m.oth_p99_us,
-            m.oth_p999_us,
-            m.oth_max_us,
-            m.oth_max_jiffies,
-            m.oth_over_1ms_pct,
-            m.oth_over_4ms_pct,
-            m.oth_over_16ms_pct,
-        ),
-    ] {
-        let _ = writeln!(
-            s,
-            "        wake->run {name:<11} n {n:>7} | p50 {:>9} p99 {:>9} p99.9 {:>9} max {:>9} ({} j) | >1ms {} >4.2ms {} >16.8ms {}",
-            us(p50), us(p99), us(p999), us(max), fixed(j, 1), pct(t1, 3), pct(t4, 3), pct(t16, 3)
-        );
+/// The human report of one interval: a line per Line, each figure on its
+/// line as the table places it; groups are separated by " | ". `last`:
+/// the interval the scheduler stopped in.
+pub fn format_text(index: u64, last: bool, m: &Metrics) -> String {
+    let mut out = Vec::new();
+    for line in Line::ALL {
+        let mut groups: Vec<String> = Vec::new();
+        let mut group = None;
+        for &f in Fig::ALL {
+            let spec = f.spec();
+            let Some(t) = spec.text.filter(|t| t.line == line) else {
+                continue;
+            };
+            let value = text_value(spec, &t, m.get(f));
+            let item = match t.label {
+                "" => value,
+                label => format!("{label} {value}"),
+            };
+            match groups.last_mut() {
+                Some(g) if group == Some(t.group) => {
+                    g.push(' ');
+                    g.push_str(&item);
+                }
+                _ => groups.push(item),
+            }
+            group = Some(t.group);
+        }
+        let prefix = match line {
+            Line::Head if last => format!("[soryu] #{index:<4} final"),
+            Line::Head => format!("[soryu] #{index:<4}"),
+            _ => "       ".to_string(),
+        };
+        out.push(format!("{prefix} {}", groups.join(" | ")));
     }
-    let _ = writeln!(
-        s,
-        "        preempt attempts {} idle {} kick {} (local {}) deferred {} none {} ({}) scans {} fallback {} | boost floor {} between {} ceiling {}",
-        m.preempt_attempts, m.preempt_idle, m.preempt_kicks, m.preempt_local, m.preempt_deferred, m.preempt_none, pct(m.preempt_none_pct, 1), m.preempt_scans, m.preempt_fallbacks,
-        pct(m.boost_floor_pct, 1), pct(m.boost_between_pct, 1), pct(m.boost_ceiling_pct, 1)
-    );
-    let _ = writeln!(
-        s,
-        "        health insert_fail {} | bitmap clear {} repair {} | stale kicks {} | enqueue {} (pinned {}) direct {} sync-local {} | running {} | {} dispatch calls",
-        m.insert_fail, m.bitmap_clear, m.bitmap_repair, m.stale_kicks, m.enqueue, m.pinned, m.direct, m.sync_local, m.tasks_running, calls
-    );
-    let _ = write!(
-        s,
-        "        starvation: longest queued wait {} | bound {} (one starving task per CPU)",
-        us(m.queued_max_us),
-        us(m.starve_bound_us)
-    );
-    s
+    out.join("\n")
 }
 
 /// One line of BPF callback costs, when kernel.bpf_stats_enabled is on.
@@ -153,36 +124,42 @@ pub fn lat_bucket_bounds() -> Vec<u64> {
         .collect()
 }
 
-/// The header of a run: what produced the records that follow.
-pub fn header_record(opts: &Opts, kernel_hz: u32, run_id: &str) -> Header {
+/// The header of a run: what produced the records that follow. `attach`:
+/// what the scheduler's attach fixed (None when nothing is loaded).
+pub fn header_record(cfg: &ReportConfig, attach: Option<&Attach>) -> Header {
     Header {
         scheduler: "scx_soryu".into(),
-        format: Some(record::FORMAT),
         version: Some(version()),
-        run_id: Some(run_id.to_string()),
-        kernel: Some(kernel_release()),
-        kernel_hz: Some(kernel_hz),
-        nr_cpus: Some(libbpf_rs::num_possible_cpus().unwrap_or(0) as u64),
-        llcs: Some(crate::topology::read().describe()),
-        knobs: opts
-            .knobs()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
+        kernel_hz: attach.map(|a| a.consts.kernel_hz),
+        llcs: attach.map(|a| a.llcs.clone()),
+        knobs: cfg
+            .knobs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
             .collect(),
-        hist: Some(!opts.no_hist),
-        report_sec: Some(opts.report_sec as f64),
-        percentile_convention: Some("bucket lower bound".into()),
-        lat_bucket_lower_ns: Some(lat_bucket_bounds()),
+        hist: Some(cfg.hist),
         nr_levels: Some(soryu_consts_SORYU_NR_LEVELS),
         boost_min: Some(-(soryu_consts_SORYU_MAX_BOOST as i64)),
-        ..Header::default()
+        ..machine_header("scx_soryu", cfg)
     }
 }
 
-pub fn kernel_release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into())
+/// The header of a run of any scheduler on this machine, as the benchmark
+/// files an outside scheduler's run: what the machine and the format are,
+/// no knobs, no soryu build.
+pub fn machine_header(scheduler: &str, cfg: &ReportConfig) -> Header {
+    Header {
+        scheduler: scheduler.into(),
+        format: Some(record::FORMAT),
+        format_minor: Some(record::FORMAT_MINOR),
+        run_id: Some(cfg.run_id.clone()),
+        kernel: Some(kernel_release()),
+        nr_cpus: Some(libbpf_rs::num_possible_cpus().unwrap_or(0) as u64),
+        report_sec: Some(cfg.report_sec as f64),
+        percentile_convention: Some("bucket lower bound".into()),
+        lat_bucket_lower_ns: Some(lat_bucket_bounds()),
+        ..Header::default()
+    }
 }
 
 /// "<ms since the Unix epoch>-<pid>": unique per start (a pid is not
@@ -197,10 +174,13 @@ pub fn new_run_id() -> String {
 /// Appends records to the --report-json file, one line each, written with
 /// one write call so that a reader (or a crash) sees whole lines.
 pub struct JsonSink {
-    out: Box<dyn Write + Send>,
+    out: File,
     /// The file did not end with a newline (a torn last line): start on a
     /// fresh one.
     newline_first: bool,
+    /// The file's length after the last write: a shorter file was emptied
+    /// under the daemon (logrotate's copytruncate).
+    len: u64,
 }
 
 impl JsonSink {
@@ -212,9 +192,16 @@ impl JsonSink {
             .open(path)
             .with_context(|| format!("cannot open --report-json file {}", path.display()))?;
         Ok(JsonSink {
-            out: Box::new(f),
+            len: f.metadata().map_or(0, |m| m.len()),
+            out: f,
             newline_first: !ends_with_newline(path),
         })
+    }
+
+    /// The file is shorter than this sink left it: someone emptied it
+    /// (copytruncate), and the records after its header are gone with it.
+    pub fn emptied(&self) -> bool {
+        self.out.metadata().is_ok_and(|m| m.len() < self.len)
     }
 
     pub fn write(&mut self, rec: &Record) -> std::io::Result<()> {
@@ -227,6 +214,7 @@ impl JsonSink {
         self.out.write_all(&line)?;
         self.out.flush()?;
         self.newline_first = false;
+        self.len = self.out.metadata().map_or(0, |m| m.len());
         Ok(())
     }
 }
@@ -243,23 +231,30 @@ fn ends_with_newline(path: &Path) -> bool {
     f.read_exact(&mut last).map_or(true, |()| last[0] == b'\n')
 }
 
+/// What the scheduler's attach gives the reports: the constants of its
+/// intervals and the LLCs its victim search groups CPUs by.
+#[derive(Clone, Debug, Default)]
+pub struct Attach {
+    pub consts: RunConsts,
+    pub llcs: Vec<String>,
+}
+
 /// Where interval reports go: stdout, the --report-json file and the
-/// --prometheus file. It
-/// outlives a scheduler restart (CPU hotplug): the run keeps its header,
-/// interval indices keep counting, and the report schedule keeps its beat.
-/// A new start of the daemon appends a new run (a new header, indices from
-/// 0) to the same file.
-pub struct Reporter<'a> {
-    opts: &'a Opts,
+/// --prometheus file. It outlives a scheduler restart (CPU hotplug): the
+/// run keeps its header, interval indices keep counting, and the report
+/// schedule keeps its beat. A new start of the daemon appends a new run (a
+/// new header, indices from 0) to the same file.
+pub struct Reporter {
+    cfg: ReportConfig,
     text: Option<Box<dyn Write + Send>>,
     json: Option<JsonSink>,
-    json_path: PathBuf,
     prom: Option<PromSink>,
     /// Where the one message about a failed output goes.
     errors: Box<dyn Write + Send>,
-    run_id: String,
     header_written: bool,
     index: u64,
+    /// The current attach's; the header takes the first one's.
+    attach: Option<Attach>,
     /// The reading the next interval starts from.
     prev: Option<Snapshot>,
     /// Longest waits since the last report.
@@ -270,33 +265,32 @@ pub struct Reporter<'a> {
     started: bool,
 }
 
-impl<'a> Reporter<'a> {
-    pub fn new(opts: &'a Opts) -> Result<Self> {
-        let json = opts
-            .report_json
-            .as_deref()
-            .map(JsonSink::open)
-            .transpose()?;
-        let run_id = opts.run_id.clone().unwrap_or_else(new_run_id);
-        let prom = opts
+impl Reporter {
+    pub fn new(cfg: ReportConfig) -> Result<Self> {
+        let json = cfg.json.as_deref().map(JsonSink::open).transpose()?;
+        let prom = cfg
             .prometheus
-            .as_deref()
-            .map(|p| PromSink::new(Target::from_arg(p), RunInfo::new(opts, &run_id)));
+            .clone()
+            .map(|t| PromSink::new(t, RunInfo::new(&cfg)));
         Ok(Reporter {
-            opts,
             text: Some(Box::new(std::io::stdout())),
             json,
-            json_path: opts.report_json.clone().unwrap_or_default(),
             prom,
             errors: Box::new(std::io::stderr()),
-            run_id,
             header_written: false,
             index: 0,
+            attach: None,
             prev: None,
             maxima: MAX_WAITS.subscribe(),
-            next: Instant::now() + Duration::from_secs(opts.report_sec),
+            next: Instant::now() + Duration::from_secs(cfg.report_sec),
             started: false,
+            cfg,
         })
+    }
+
+    /// The report interval; None when reports are off (--report-sec 0).
+    pub fn period(&self) -> Option<Duration> {
+        (self.cfg.report_sec > 0).then(|| Duration::from_secs(self.cfg.report_sec))
     }
 
     /// A (re)attached scheduler's first reading: the next interval starts
@@ -304,48 +298,60 @@ impl<'a> Reporter<'a> {
     /// report beat: one set before the load made the first interval end
     /// as soon as a load took longer than one period, and the second one
     /// short (0.15 s and 0.43 s for --report-sec 2 after a slow load). A
-    /// restart keeps the beat, so that attaches shorter than a period (a
-    /// CPU hotplug storm restarts soryu every few seconds) still report.
-    pub fn start(&mut self, first: Snapshot) {
+    /// restart keeps the beat.
+    pub fn start(&mut self, first: Snapshot, attach: Attach) {
         if !self.started {
             self.started = true;
-            self.next = Instant::now() + Duration::from_secs(self.opts.report_sec);
+            self.next = Instant::now() + Duration::from_secs(self.cfg.report_sec);
         }
+        self.attach = Some(attach);
         self.prev = Some(first);
         self.maxima.take();
     }
 
     /// Report the interval from the previous reading to `cur`. Never fails:
     /// an output that cannot be written is reported once and dropped.
-    pub fn interval(&mut self, cur: Snapshot, kernel_hz: u32) {
+    pub fn interval(&mut self, cur: Snapshot) {
+        self.report(cur, false);
+    }
+
+    fn report(&mut self, cur: Snapshot, last: bool) {
         if let Some(prev) = &self.prev {
-            let iv = Interval::between(prev, &cur, self.maxima.take(), kernel_hz);
-            self.write_interval(&iv, kernel_hz);
+            let consts = self.attach.as_ref().map(|a| a.consts).unwrap_or_default();
+            let iv = interval::between(prev, &cur, self.maxima.take(), &consts);
+            self.write_interval(&iv, last);
         }
         self.prev = Some(cur);
     }
 
+    /// The scheduler ended (detached by the daemon, or ejected by the
+    /// kernel): the interval it stopped in, from the last report to
+    /// `last` (when reports are on and it could be read), marked final;
+    /// then one exit record with the kernel's reason. The next attach
+    /// starts a new interval.
+    pub fn stop(&mut self, last: Option<Snapshot>, mut e: ExitRecord) {
+        if let (Some(cur), Some(_)) = (last, self.period()) {
+            self.report(cur, true);
+        }
+        self.prev = None;
+        e.intervals = self.index;
+        self.write_json(&Record::Exit(e));
+    }
+
     /// One interval's text lines, JSON record and Prometheus file.
-    pub fn write_interval(&mut self, iv: &Interval, kernel_hz: u32) {
-        let mut text = format_text(self.index, &iv.metrics);
+    pub fn write_interval(&mut self, iv: &Interval, last: bool) {
+        let mut text = format_text(self.index, last, &iv.metrics);
         if let Some(cost) = format_cost(iv) {
             text.push('\n');
             text += &cost;
         }
         self.write_text(&text);
-        let rec = Record::Interval(IntervalRecord::new(self.index, iv));
-        self.write_json(&rec, kernel_hz);
+        let rec = Record::Interval(IntervalRecord::new(self.index, last, iv));
+        self.write_json(&rec);
         if let Some(prom) = self.prom.as_mut() {
             prom.interval(iv, &mut *self.errors);
         }
         self.index += 1;
-    }
-
-    /// The scheduler ended (detached by the daemon, or ejected by the
-    /// kernel): one exit record with the kernel's reason.
-    pub fn exit(&mut self, mut e: ExitRecord, kernel_hz: u32) {
-        e.intervals = self.index;
-        self.write_json(&Record::Exit(e), kernel_hz);
     }
 
     fn write_text(&mut self, s: &str) {
@@ -366,22 +372,27 @@ impl<'a> Reporter<'a> {
         }
     }
 
-    fn write_json(&mut self, rec: &Record, kernel_hz: u32) {
+    /// A record to the --report-json file, after the run's header when the
+    /// file does not have it: the first record of the run, and the first
+    /// after someone emptied the file (the records before are then in the
+    /// rotated copy, and this one starts a run of the rest).
+    fn write_json(&mut self, rec: &Record) {
         let Some(sink) = self.json.as_mut() else {
             return;
         };
         let mut res = Ok(());
-        if !self.header_written {
-            let h = header_record(self.opts, kernel_hz, &self.run_id);
+        if !self.header_written || sink.emptied() {
+            let h = header_record(&self.cfg, self.attach.as_ref());
             res = sink.write(&Record::Header(h));
             self.header_written = res.is_ok();
         }
         if let Err(e) = res.and_then(|()| sink.write(rec)) {
             self.json = None;
+            let path = self.cfg.json.as_deref().unwrap_or(Path::new(""));
             let _ = writeln!(
                 self.errors,
                 "scx_soryu: cannot write --report-json {} ({e}): no more records go to it, the scheduler keeps running",
-                self.json_path.display()
+                path.display()
             );
         }
     }

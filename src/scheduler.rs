@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 //
 // Scheduler lifecycle: checks before loading, open -> knobs into rodata ->
-// load -> attach, the report loop, and detach with the kernel's exit reason.
+// load -> attach, the report loop, and detach with the kernel's exit reason
+// (the interval it stopped in reported first).
 
 use std::collections::VecDeque;
 use std::mem::MaybeUninit;
@@ -13,14 +14,19 @@ use anyhow::{anyhow, bail, Context, Result};
 use crossbeam_channel::TryRecvError;
 use libbpf_rs::skel::Skel;
 use libbpf_rs::{OpenObject, PrintLevel};
-use log::info;
+use log::{info, warn};
+use scx_soryu::about::{kernel_release, version};
+use scx_soryu::figures::Metrics;
+use scx_soryu::record::ExitRecord;
 use scx_stats::prelude::*;
-use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report, UserExitInfo};
+use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_read, UserExitInfo};
 
 use crate::bpf_skel::*;
-use crate::cli::Opts;
-use crate::report::{self, Reporter};
-use crate::stats::{self, ClientView, Metrics, Snapshot, MAX_WAITS};
+use crate::config::SchedConfig;
+use crate::interval::{ClientView, RunConsts};
+use crate::logger::say;
+use crate::report::{self, Attach, Reporter};
+use crate::stats::{self, Snapshot, MAX_WAITS};
 
 const SCX_SYSFS: &str = "/sys/kernel/sched_ext";
 
@@ -33,7 +39,7 @@ pub fn preflight() -> Result<()> {
     if !std::path::Path::new(SCX_SYSFS).is_dir() {
         bail!(
             "this kernel ({}) has no sched_ext: it was built without CONFIG_SCHED_CLASS_EXT; boot a kernel with it (Linux 6.12+), or try soryu in a VM with scripts/demo.sh",
-            report::kernel_release()
+            kernel_release()
         );
     }
     let state = std::fs::read_to_string(format!("{SCX_SYSFS}/state")).unwrap_or_default();
@@ -75,7 +81,7 @@ const LIBBPF_TAIL_LINES: usize = 30;
 
 fn libbpf_print(level: PrintLevel, msg: String) {
     if VERBOSE.load(Ordering::Relaxed) {
-        eprint!("libbpf: {msg}");
+        say(&format!("libbpf: {}", msg.trim_end_matches('\n')));
     }
     // libbpf prints the verifier's log at warning level; debug is chatter.
     if level == PrintLevel::Debug {
@@ -184,13 +190,14 @@ fn compat_names(mask: u32) -> String {
 pub struct Scheduler<'a> {
     skel: BpfSkel<'a>,
     link: Option<libbpf_rs::Link>,
-    opts: &'a Opts,
     stats_server: StatsServer<(), Snapshot>,
-    kernel_hz: u32,
+    consts: RunConsts,
+    /// The LLCs the victim search groups CPUs by, for the report header.
+    llcs: Vec<String>,
 }
 
 impl<'a> Scheduler<'a> {
-    pub fn init(opts: &'a Opts, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
+    pub fn init(opts: &SchedConfig, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
         // Not obj_builder.debug(): it would replace the logger installed by
         // install_libbpf_logger(), which keeps the verifier's last lines.
         let builder = BpfSkelBuilder::default();
@@ -244,20 +251,23 @@ impl<'a> Scheduler<'a> {
         let compat = skel.maps.bss_data.as_ref().map_or(0, |b| b.compat_paths);
         // One starving task per CPU: the bound every report prints beside
         // the longest queued wait (docs/design-starvation.md).
-        stats::set_starve_bound_us(crate::policy::starve_bound_us(
-            opts.starve_ms,
-            opts.slice_us,
+        let consts = RunConsts {
             kernel_hz,
-            1,
-            1,
-        ));
-        let stats_server = StatsServer::new(server_data(kernel_hz))
+            starve_bound_us: crate::policy::starve_bound_us(
+                opts.starve_ms,
+                opts.slice_us,
+                kernel_hz,
+                1,
+                1,
+            ),
+        };
+        let stats_server = StatsServer::new(server_data(consts))
             .launch()
             .context("cannot start the scx_stats server")?;
 
         info!(
             "kernel {}: compat fallbacks in use: {}",
-            report::kernel_release(),
+            kernel_release(),
             compat_names(compat)
         );
         let llcs = layout.describe();
@@ -269,7 +279,7 @@ impl<'a> Scheduler<'a> {
         );
         info!(
             "scx_soryu {} attached: load {} ms ({} instructions verified, {} of them {}), attach {} ms, slice {} us, starve {} ms, wakeup granularity {} us, clear_bitmap={} boost_on_wake={} vtime={} cgroup_weight={}",
-            report::version(),
+            version(),
             loaded.as_millis(),
             insns,
             top_insns,
@@ -286,9 +296,9 @@ impl<'a> Scheduler<'a> {
         Ok(Scheduler {
             skel,
             link: Some(link),
-            opts,
             stats_server,
-            kernel_hz,
+            consts,
+            llcs,
         })
     }
 
@@ -326,10 +336,14 @@ impl<'a> Scheduler<'a> {
     /// Returns the kernel's exit info; an error exit is an Err.
     pub fn run(&mut self, shutdown: &AtomicBool, reporter: &mut Reporter) -> Result<UserExitInfo> {
         let (res_ch, req_ch) = self.stats_server.channels();
-        let period = Duration::from_secs(self.opts.report_sec);
+        let period = reporter.period();
         // After a restart the maps are new: the first report covers the
         // time since this instance attached.
-        reporter.start(self.snapshot()?);
+        let attach = Attach {
+            consts: self.consts,
+            llcs: self.llcs.clone(),
+        };
+        reporter.start(self.snapshot()?, attach);
 
         while !shutdown.load(Ordering::Relaxed) && !uei_exited!(&self.skel, uei) {
             // A sleep, not recv_timeout() on the request channel: crossbeam
@@ -355,10 +369,13 @@ impl<'a> Scheduler<'a> {
             if !answered {
                 self.fold_max_waits()?;
             }
-            if self.opts.report_sec == 0 || Instant::now() < reporter.next {
+            let Some(period) = period else {
+                continue;
+            };
+            if Instant::now() < reporter.next {
                 continue;
             }
-            reporter.interval(self.snapshot()?, self.kernel_hz);
+            reporter.interval(self.snapshot()?);
             // Keep the beat; beats missed while restarting are skipped, not
             // caught up with a burst of tiny intervals.
             reporter.next += period;
@@ -370,12 +387,72 @@ impl<'a> Scheduler<'a> {
         // Detach before reading the exit info: the kernel fills it in on
         // unregister, and the system is back on its default scheduler.
         self.link.take();
-        if let Some(d) = self.skel.maps.data_data.as_ref() {
-            let u = &d.uei;
-            let rec = crate::record::ExitRecord::from_uei(u.kind, u.exit_code, &u.reason, &u.msg);
-            reporter.exit(rec, self.kernel_hz);
-        }
-        uei_report!(&self.skel, uei)
+        // The interval the scheduler stopped in, up to now: the one an
+        // operator most needs after a stall or an error. Best-effort.
+        let last = period.and_then(|_| {
+            self.snapshot()
+                .map_err(|e| warn!("cannot read the figures of the last interval: {e:#}"))
+                .ok()
+        });
+        let u = &self
+            .skel
+            .maps
+            .data_data
+            .as_ref()
+            .context("BPF object has no data")?
+            .uei;
+        let rec = ExitRecord::from_uei(u.kind, u.exit_code, &u.reason, &u.msg);
+        reporter.stop(last, rec.clone());
+        let uei = uei_read!(&self.skel, uei);
+        report_exit(&uei, &rec)?;
+        Ok(uei)
+    }
+}
+
+/// What scx_utils' UserExitInfo::report() prints, through say(): its
+/// eprintln! panics on a closed stderr, and the daemon with it (a restart
+/// after `2>&1 | head` ended the daemon). The kernel's debug dump when it
+/// left one, then "EXIT: reason (msg) on CPU n"; past an unregister by the
+/// kernel (an error, a stall, sysrq) that line is the error returned.
+fn report_exit(uei: &UserExitInfo, rec: &ExitRecord) -> Result<()> {
+    if rec.kind == 0 {
+        return Ok(());
+    }
+    let dump = {
+        let ptr = scx_utils::UEI_DUMP_PTR_MUTEX
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .ptr;
+        // SAFETY: the pointer is the skeleton's dump map's value, which
+        // the kernel ends with a NUL; null when there is none.
+        (!ptr.is_null())
+            .then(|| {
+                unsafe { std::ffi::CStr::from_ptr(ptr) }
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .filter(|d| !d.is_empty())
+    };
+    if let Some(dump) = dump {
+        let rule = "=".repeat(80);
+        say("\nDEBUG DUMP");
+        say(&format!("{rule}\n"));
+        say(&dump);
+        say(&format!("{rule}\n"));
+    }
+    let cpu = uei
+        .exit_cpu()
+        .map_or(String::new(), |c| format!(" on CPU {c}"));
+    let why = match (&rec.reason, &rec.msg) {
+        (Some(reason), None) => format!("EXIT: {reason}{cpu}"),
+        (Some(reason), Some(msg)) => format!("EXIT: {reason} ({msg}){cpu}"),
+        _ => format!("<UNKNOWN>{cpu}"),
+    };
+    if rec.kind <= scx_utils::ScxExitKind::UnregKern as i64 {
+        say(&why);
+        Ok(())
+    } else {
+        bail!("{why}")
     }
 }
 
@@ -394,14 +471,14 @@ const TICK: Duration = Duration::from_millis(100);
 /// scx_stats: each client connection keeps its own previous snapshot and
 /// longest waits, and gets the figures of the interval since its last
 /// request.
-pub fn server_data(kernel_hz: u32) -> StatsServerData<(), Snapshot> {
+pub fn server_data(consts: RunConsts) -> StatsServerData<(), Snapshot> {
     let open: Box<dyn StatsOpener<(), Snapshot>> = Box::new(move |(req_ch, res_ch)| {
         let maxima = MAX_WAITS.subscribe();
         req_ch.send(())?;
-        let mut view = ClientView::new(res_ch.recv()?, maxima);
+        let mut view = ClientView::new(res_ch.recv()?, maxima, consts);
         let read: Box<dyn StatsReader<(), Snapshot>> = Box::new(move |_args, (req_ch, res_ch)| {
             req_ch.send(())?;
-            view.next(res_ch.recv()?, kernel_hz).metrics.to_json()
+            view.next(res_ch.recv()?).metrics.to_json()
         });
         Ok(read)
     });
@@ -417,7 +494,7 @@ const STATS_SOCKET: &str = "/var/run/scx/root/stats";
 /// (and says so) while none is running, like the ecosystem's monitors.
 pub fn monitor(intv: Duration, shutdown: Arc<AtomicBool>) -> Result<()> {
     if !std::path::Path::new(STATS_SOCKET).exists() {
-        eprintln!("scx_soryu: no scheduler is serving stats at {STATS_SOCKET} yet; waiting for one (Ctrl-C to stop)");
+        say(&format!("scx_soryu: no scheduler is serving stats at {STATS_SOCKET} yet; waiting for one (Ctrl-C to stop)"));
     }
     let mut index = 0u64;
     scx_utils::monitor_stats::<Metrics>(
@@ -426,7 +503,7 @@ pub fn monitor(intv: Duration, shutdown: Arc<AtomicBool>) -> Result<()> {
         || shutdown.load(Ordering::Relaxed),
         |m| {
             // an error (a closed stdout) ends the monitor, not the scheduler
-            report::stdout_line(&report::format_text(index, &m))?;
+            report::stdout_line(&report::format_text(index, false, &m))?;
             index += 1;
             Ok(())
         },

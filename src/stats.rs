@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 //
-// Statistics collection: sum the per-CPU `stats` map into a Snapshot, and
-// turn two Snapshots into the figures of the interval between them. Every
-// figure is differenced; nothing reported is cumulative. A figure that the
-// interval cannot define (a percentile of a latency class without wakeups)
-// is NaN in memory and null in JSON: unknown, never 0.
+// Statistics collection: sum the per-CPU `stats` map into a Snapshot;
+// interval.rs turns two Snapshots into the figures of the interval between
+// them. Every figure is differenced; nothing reported is cumulative.
 //
 // Longest waits cannot be differenced: the BPF side keeps a per-CPU maximum
 // per epoch (reset lazily when the daemon bumps `stats_epoch`). The daemon
@@ -12,7 +10,7 @@
 // accumulator per consumer (MaxWaits): the periodic report and each
 // scx_stats client, so each one's longest wait covers its own interval.
 //
-// This file reads the maps; the figures of an interval are stats/figures.rs.
+// This file reads the maps; the figures of an interval are interval.rs.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -21,25 +19,10 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use libbpf_rs::{MapCore, MapFlags};
 
-use crate::bpf_intf::*;
+use scx_soryu::bpf_intf::*;
+use scx_soryu::figures::{Waits, NR_WAITS};
 
 const NR_CNT: usize = soryu_counter_SORYU_NR_COUNTERS as usize;
-const CLASS_INTERACTIVE: usize = soryu_consts_SORYU_CLASS_INTERACTIVE as usize;
-const CLASS_OTHER: usize = soryu_consts_SORYU_CLASS_OTHER as usize;
-
-/// Longest waits of an interval, ns: wake to run per latency class, then
-/// queued to run of any task (intf.h: SORYU_WAIT_*).
-pub const NR_WAITS: usize = soryu_consts_SORYU_NR_WAITS as usize;
-pub const WAIT_QUEUED: usize = soryu_consts_SORYU_WAIT_QUEUED as usize;
-pub type Waits = [u64; NR_WAITS];
-
-/// The starvation bound the reports print beside the longest queued wait
-/// (us): set once by the scheduler at attach, from its knobs and HZ.
-static STARVE_BOUND_US: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-pub fn set_starve_bound_us(us: u64) {
-    STARVE_BOUND_US.store(us, std::sync::atomic::Ordering::Relaxed);
-}
 
 /// Everything the BPF side has counted since attach, summed over CPUs.
 #[derive(Clone, Debug)]
@@ -203,30 +186,6 @@ impl MaxWaitSub {
     }
 }
 
-/// An scx_stats client's view: the figures of the interval since its own
-/// previous request, longest waits included.
-pub struct ClientView {
-    prev: Snapshot,
-    maxima: MaxWaitSub,
-}
-
-impl ClientView {
-    /// `maxima` must be subscribed before `first` was read.
-    pub fn new(first: Snapshot, maxima: MaxWaitSub) -> Self {
-        maxima.take();
-        ClientView {
-            prev: first,
-            maxima,
-        }
-    }
-
-    pub fn next(&mut self, cur: Snapshot, hz: u32) -> Interval {
-        let iv = Interval::between(&self.prev, &cur, self.maxima.take(), hz);
-        self.prev = cur;
-        iv
-    }
-}
-
 /// The kernel's own sched_ext event counters, where it exposes them
 /// (/sys/kernel/sched_ext/root/events on recent kernels): "NAME VALUE" lines.
 pub fn read_kernel_events() -> BTreeMap<String, u64> {
@@ -273,11 +232,6 @@ pub fn tasks_running() -> u64 {
         })
         .unwrap_or(0)
 }
-
-mod figures;
-#[cfg(test)]
-pub use figures::LatFigures;
-pub use figures::{BpfCost, Hists, Interval, Metrics};
 
 #[cfg(test)]
 mod tests;

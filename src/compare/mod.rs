@@ -3,49 +3,34 @@
 // scx_soryu compare: pair two configurations' --report-json runs interval
 // by interval and sign-test every figure.
 //
-// Reading the files is read.rs, the statistics signtest.rs, the output
-// render.rs; this file checks that the runs can be compared, pairs them
-// and counts. A run is one header of a --report-json file and the records
-// after it (a file holds one run per start of the daemon). Round i pairs
-// the i-th run of side A with the i-th run of side B, runs counted across
-// the side's files in the order given; within a round two intervals pair
-// when they carry the same index, after each run's first --warmup
-// intervals are dropped. For every figure the sign test counts which side
-// was better in each pair (ties dropped, unknown values skipped) and asks
-// how likely so lopsided a split would be if neither side were better;
-// with --margin it also asks whether B stays within that margin of A.
+// Reading the files is read.rs (the library's), the statistics
+// signtest.rs, the output render.rs, the command itself tool.rs; this file
+// checks that the runs can be compared, pairs them and counts. A run is
+// one header of a --report-json file and the records after it (a file
+// holds one run per start of the daemon). Round i pairs the i-th run of
+// side A with the i-th run of side B, runs counted across the side's files
+// in the order given; within a round two intervals pair when they carry
+// the same index, after each run's first --warmup intervals are dropped.
+// For every figure the sign test counts which side was better in each pair
+// (ties dropped, unknown values skipped) and asks how likely so lopsided a
+// split would be if neither side were better; Holm's adjustment then says
+// how likely so small a p is among all the figures tested. With --margin
+// it also asks whether B stays within that margin of A.
 
-pub mod read;
 pub mod render;
 pub mod signtest;
+pub mod tool;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 
-use read::{is_figure, load_side};
-pub use read::{load, Config, Run};
-use signtest::{margin_test, tally, Tally};
+use signtest::{holm, margin_test, tally, Tally};
 
-use crate::record::{fig, Figure, IntervalRecord};
-use crate::stats::Metrics;
-
-/// Figures compared by default, besides every `ext_*` figure the files carry.
-pub const FIGURES: [&str; 12] = [
-    "int_over_1ms_pct",
-    "int_over_4ms_pct",
-    "int_over_16ms_pct",
-    "int_p99_us",
-    "int_p999_us",
-    "int_max_us",
-    "oth_over_1ms_pct",
-    "oth_p99_us",
-    "oth_max_us",
-    "probes_mean",
-    "starve_serve",
-    "preempt_none_pct",
-];
+use crate::figures::Fig;
+use crate::read::{ext_figures, Run};
+use crate::record::{FigName, Figure, IntervalRecord, FORMAT};
 
 /// Two intervals whose lengths differ by more than this factor (the longer
 /// over the shorter) are not paired: one of them was cut short (a reload)
@@ -73,11 +58,13 @@ pub enum Format {
         the first --warmup intervals of each run are dropped, and not when their lengths \
         differ by more than 25%. All A runs must share one configuration (scheduler, knobs, \
         config label), and so must all B runs; runs that differ in --report-sec, --no-hist, \
-        kernel or CPU count are refused unless --allow-mismatch. Lower is better for every \
+        record format (its major version), kernel or CPU count are refused unless \
+        --allow-mismatch names that check. Lower is better for every \
         figure except ext_* figures ending in _per_s or _ops; counts per interval (e.g. \
         starve_serve) are compared per second. The sign test is exact and two-sided, ties \
         dropped, unknown (null) values skipped; ratio = A / B per pair, < 1 means A is lower. \
-        Consecutive intervals are not independent: see the lag-1 r column and --block."
+        Holm p adjusts each p for the number of figures tested together. Consecutive \
+        intervals are not independent: see the lag-1 r column and --block."
 )]
 pub struct CompareArgs {
     /// Two --report-json files: A, then B
@@ -115,10 +102,10 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PCT", value_parser = parse_margin)]
     pub margin: Option<f64>,
 
-    /// Compare runs that differ in --report-sec, --no-hist, kernel or CPU count,
-    /// printing the differences as notes instead of refusing
-    #[arg(long)]
-    pub allow_mismatch: bool,
+    /// Compare runs that differ in this one respect, printing the difference
+    /// instead of refusing (repeatable; the others are still checked)
+    #[arg(long, value_name = "CHECK", value_enum, value_delimiter = ',')]
+    pub allow_mismatch: Vec<Check>,
 
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -135,50 +122,80 @@ fn parse_margin(s: &str) -> std::result::Result<f64, String> {
     }
 }
 
-/// Lower is better, except external rates and counts of work done.
-pub fn higher_is_better(name: &str) -> bool {
-    name.starts_with("ext_") && (name.ends_with("_per_s") || name.ends_with("_ops"))
-}
-
-/// A count of events over the interval: compared per second of interval.
-pub fn per_second(name: &str) -> bool {
-    Metrics::COUNTS.contains(&name)
-}
-
 /// The figures to compare: --figure's, or the default list plus every
 /// ext_* figure found in any run.
-fn figure_list(wanted: &[String], runs: &[&Run]) -> Result<Vec<String>> {
-    if let Some(bad) = wanted.iter().find(|f| !is_figure(f)) {
-        bail!(
-            "unknown figure \"{bad}\" for --figure: choose a field of soryu's interval records (e.g. {}) or an ext_* figure",
-            FIGURES.join(", ")
-        );
-    }
+fn figure_list(wanted: &[String], runs: &[&Run]) -> Result<Vec<FigName>> {
     if !wanted.is_empty() {
-        let mut seen = BTreeSet::new();
-        return Ok(wanted.iter().filter(|f| seen.insert(*f)).cloned().collect());
+        let mut out: Vec<FigName> = Vec::new();
+        for w in wanted {
+            let Some(f) = FigName::parse(w) else {
+                let defaults: Vec<&str> = Fig::compared().map(Fig::name).collect();
+                bail!(
+                    "unknown figure \"{w}\" for --figure: choose a field of soryu's interval records (e.g. {}) or an ext_* figure",
+                    defaults.join(", ")
+                );
+            };
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+        return Ok(out);
     }
-    let ext: BTreeSet<&String> = runs
-        .iter()
-        .flat_map(|r| &r.intervals)
-        .flat_map(|iv| iv.figures.keys())
-        .filter(|k| k.starts_with("ext_"))
-        .collect();
-    Ok(FIGURES
-        .iter()
-        .map(|s| s.to_string())
-        .chain(ext.into_iter().cloned())
+    Ok(Fig::compared()
+        .map(FigName::Soryu)
+        .chain(
+            ext_figures(runs.iter().copied())
+                .into_iter()
+                .map(FigName::Ext),
+        )
         .collect())
 }
 
 // ---------------------------------------------------------------------------
 // What may be compared with what
 
+/// A check of what may be compared with what; --allow-mismatch names one
+/// to override.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Check {
+    /// The interval length (--report-sec)
+    ReportSec,
+    /// Histograms on or off (--no-hist)
+    Hist,
+    /// The record format's major version
+    Format,
+    /// The kernel release
+    Kernel,
+    /// The number of CPUs
+    Cpus,
+}
+
+impl Check {
+    /// As --allow-mismatch takes it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Check::ReportSec => "report-sec",
+            Check::Hist => "hist",
+            Check::Format => "format",
+            Check::Kernel => "kernel",
+            Check::Cpus => "cpus",
+        }
+    }
+}
+
+/// One difference between runs that makes their intervals measure
+/// different things.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    pub check: Check,
+    pub what: String,
+}
+
 /// Differences between runs that make their intervals measure different
-/// things, one line per kind. Runs that do not say are not judged.
-pub fn mismatches(runs: &[&Run]) -> Vec<String> {
+/// things, one per check. Runs that do not say are not judged.
+pub fn mismatches(runs: &[&Run]) -> Vec<Mismatch> {
     let mut out = Vec::new();
-    let mut check = |what: &str, value: &dyn Fn(&Run) -> Option<String>| {
+    let mut check = |c: Check, what: &str, value: &dyn Fn(&Run) -> Option<String>| {
         let mut by: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for r in runs {
             if let Some(v) = value(r) {
@@ -190,26 +207,49 @@ pub fn mismatches(runs: &[&Run]) -> Vec<String> {
                 .iter()
                 .map(|(v, names)| format!("{v} in {}", names.join(", ")))
                 .collect();
-            out.push(format!("{what} differs: {}", parts.join("; ")));
+            out.push(Mismatch {
+                check: c,
+                what: format!("{what} differs: {}", parts.join("; ")),
+            });
         }
     };
-    check("--report-sec (the interval length)", &|r| {
-        r.header.report_sec.map(|s| format!("{s} s"))
-    });
-    check("histograms (--no-hist)", &|r| {
+    check(
+        Check::ReportSec,
+        "--report-sec (the interval length)",
+        &|r| r.header.report_sec.map(|s| format!("{s} s")),
+    );
+    check(Check::Hist, "histograms (--no-hist)", &|r| {
         r.header
             .hist
             .map(|h| if h { "on" } else { "off" }.to_string())
     });
-    // A figure one format does not have reads as 0 from its files.
-    check("the record format", &|r| {
+    // Formats before 11 changed what figures mean; from 11 on a field is
+    // only ever added (a minor version), and a figure a file lacks is
+    // skipped, never read as 0.
+    check(Check::Format, "the record format", &|r| {
         r.header.format.map(|f| format!("format {f}"))
     });
-    check("the kernel", &|r| r.header.kernel.clone());
-    check("the CPU count", &|r| {
+    check(Check::Kernel, "the kernel", &|r| r.header.kernel.clone());
+    check(Check::Cpus, "the CPU count", &|r| {
         r.header.nr_cpus.map(|n| format!("{n} CPUs"))
     });
     out
+}
+
+/// Runs of one major format whose minor versions differ: fine to compare,
+/// worth a note.
+fn minor_note(runs: &[&Run]) -> Option<String> {
+    let minors: BTreeSet<String> = runs
+        .iter()
+        .filter(|r| r.header.format == Some(FORMAT))
+        .map(|r| format!("{FORMAT}.{}", r.header.format_minor.unwrap_or(0)))
+        .collect();
+    (minors.len() > 1).then(|| {
+        format!(
+            "the runs are of record formats {}: a figure added since is skipped where a run lacks it",
+            minors.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    })
 }
 
 /// Notes on the builds: different versions, debug builds.
@@ -256,7 +296,7 @@ pub struct Round<'r> {
 }
 
 fn duration(iv: &IntervalRecord) -> Option<f64> {
-    match iv.figure(fig::DURATION_S) {
+    match iv.get(Fig::duration_s) {
         Figure::Value(d) if d > 0.0 => Some(d),
         _ => None,
     }
@@ -290,8 +330,8 @@ fn paired<'r>(a: &'r Run, b: &'r Run, warmup: usize) -> Round<'r> {
 
 /// A figure's values in each pair, in interval order, and how many pairs
 /// were skipped (unknown or missing on a side; for a count, no length).
-fn values(round: &Round, figure: &str) -> (Vec<(f64, f64)>, usize) {
-    let rate = per_second(figure);
+fn values(round: &Round, figure: &FigName) -> (Vec<(f64, f64)>, usize) {
+    let rate = figure.per_second();
     let one = |iv: &IntervalRecord| match iv.figure(figure) {
         Figure::Value(x) if rate => duration(iv).map(|d| x / d),
         Figure::Value(x) => Some(x),
@@ -307,14 +347,14 @@ fn values(round: &Round, figure: &str) -> (Vec<(f64, f64)>, usize) {
     (out, skipped)
 }
 
-fn carries(run: &Run, warmup: usize, figure: &str) -> bool {
+fn carries(run: &Run, warmup: usize, figure: &FigName) -> bool {
     run.after_warmup(warmup)
         .iter()
         .any(|iv| iv.figure(figure) != Figure::Absent)
 }
 
 /// Why a round cannot compare a figure: None when both sides carry it.
-fn missing_side(a: &Run, b: &Run, warmup: usize, figure: &str) -> Option<&'static str> {
+fn missing_side(a: &Run, b: &Run, warmup: usize, figure: &FigName) -> Option<&'static str> {
     match (carries(a, warmup, figure), carries(b, warmup, figure)) {
         (true, true) => None,
         (false, true) => Some("not in A's run"),
@@ -326,7 +366,7 @@ fn missing_side(a: &Run, b: &Run, warmup: usize, figure: &str) -> Option<&'stati
 /// A figure's rows: one per round (None when skipped there), then pooled.
 #[derive(Debug, Clone)]
 pub struct FigureResult {
-    pub name: String,
+    pub name: FigName,
     pub higher_better: bool,
     /// A count, compared per second of interval.
     pub per_second: bool,
@@ -347,7 +387,7 @@ pub struct Comparison {
     pub dropped_per_round: Vec<usize>,
     pub figures: Vec<FigureResult>,
     /// Differences between the runs, compared anyway (--allow-mismatch).
-    pub mismatches: Vec<String>,
+    pub mismatches: Vec<Mismatch>,
     pub notes: Vec<String>,
 }
 
@@ -379,9 +419,24 @@ pub fn compare(a: Vec<Run>, b: Vec<Run>, args: &CompareArgs) -> Result<Compariso
     }
     let all: Vec<&Run> = a.iter().chain(&b).collect();
     let mismatches = mismatches(&all);
-    if !mismatches.is_empty() && !args.allow_mismatch {
-        bail!("these runs measured under different conditions: {}; compare like with like, or pass --allow-mismatch to compare anyway", mismatches.join("; "));
+    let refused: Vec<String> = mismatches
+        .iter()
+        .filter(|m| !args.allow_mismatch.contains(&m.check))
+        .map(|m| {
+            format!(
+                "{}; pass --allow-mismatch {} to compare anyway",
+                m.what,
+                m.check.flag()
+            )
+        })
+        .collect();
+    if !refused.is_empty() {
+        bail!(
+            "these runs measured under different conditions: {}; compare like with like",
+            refused.join("; ")
+        );
     }
+    notes.extend(minor_note(&all));
     notes.extend(build_notes(&all));
     let rounds: Vec<Round> = a
         .iter()
@@ -416,7 +471,7 @@ pub fn compare(a: Vec<Run>, b: Vec<Run>, args: &CompareArgs) -> Result<Compariso
         if nowhere && args.figures.is_empty() {
             continue;
         }
-        notes.extend(skip_note(&name, &misses));
+        notes.extend(skip_note(name.as_str(), &misses));
         if misses.iter().all(Option::is_some) {
             continue;
         }
@@ -425,6 +480,7 @@ pub fn compare(a: Vec<Run>, b: Vec<Run>, args: &CompareArgs) -> Result<Compariso
     if figures.is_empty() {
         bail!("no figure to compare is on both sides ({}): check the files, or choose others with --figure", notes.join("; "));
     }
+    adjust_for_many(&mut figures);
     Ok(Comparison {
         a,
         b,
@@ -440,13 +496,13 @@ pub fn compare(a: Vec<Run>, b: Vec<Run>, args: &CompareArgs) -> Result<Compariso
 }
 
 fn figure_result(
-    name: &str,
+    name: &FigName,
     rounds: &[Round],
     misses: &[Option<&str>],
     block: Option<usize>,
     margin: Option<f64>,
 ) -> FigureResult {
-    let higher_better = higher_is_better(name);
+    let higher_better = name.higher_is_better();
     let with_margin = |mut t: Tally, pairs: &[Vec<(f64, f64)>]| {
         let all: Vec<(f64, f64)> = pairs.iter().flatten().copied().collect();
         t.margin = margin.map(|pct| margin_test(&all, higher_better, pct / 100.0));
@@ -469,9 +525,9 @@ fn figure_result(
         pooled_skipped += skipped;
     }
     FigureResult {
-        name: name.to_string(),
+        name: name.clone(),
         higher_better,
-        per_second: per_second(name),
+        per_second: name.per_second(),
         rounds: per_round,
         pooled: with_margin(
             tally(&pooled, higher_better, pooled_skipped, block),
@@ -518,33 +574,36 @@ fn skip_note(name: &str, misses: &[Option<&str>]) -> Option<String> {
     Some(format!("{name} skipped: {}", parts.join("; ")))
 }
 
-/// The A and B files from the command line.
-fn sides(args: &CompareArgs) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
-    if args.a.is_empty() && args.b.is_empty() {
-        if args.files.len() != 2 {
-            bail!("give two --report-json files (A then B), or rounds with -a FILE -b FILE; got {} file(s)", args.files.len());
+/// Holm's adjustment of every row's p for the figures tested with it:
+/// each round's rows are one family, the pooled rows another. The sign
+/// test's p and, with --margin, the margin test's p.
+fn adjust_for_many(figures: &mut [FigureResult]) {
+    let rounds = figures.first().map_or(0, |f| f.rounds.len());
+    let mut families: Vec<Vec<&mut Tally>> = (0..=rounds).map(|_| Vec::new()).collect();
+    for f in figures.iter_mut() {
+        for (i, t) in f.rounds.iter_mut().enumerate() {
+            if let Some(t) = t {
+                families[i].push(t);
+            }
         }
-        return Ok((vec![args.files[0].clone()], vec![args.files[1].clone()]));
+        families[rounds].push(&mut f.pooled);
     }
-    if args.a.len() != args.b.len() {
-        bail!("-a was given {} time(s) and -b {}: round i pairs the i-th -a file with the i-th -b file, so give both as often", args.a.len(), args.b.len());
+    for family in &mut families {
+        let ps: Vec<f64> = family.iter().map(|t| t.p).collect();
+        for (t, h) in family.iter_mut().zip(holm(&ps)) {
+            t.holm_p = h;
+        }
+        let margins: Vec<f64> = family
+            .iter()
+            .filter_map(|t| t.margin.as_ref().map(|m| m.p))
+            .collect();
+        let mut adjusted = holm(&margins).into_iter();
+        for t in family.iter_mut() {
+            if let (Some(m), Some(h)) = (t.margin.as_mut(), adjusted.next()) {
+                m.holm_p = h;
+            }
+        }
     }
-    Ok((args.a.clone(), args.b.clone()))
-}
-
-pub fn run(args: &CompareArgs) -> Result<()> {
-    let (a_paths, b_paths) = sides(args)?;
-    let a = load_side(&a_paths, "A")?;
-    let b = load_side(&b_paths, "B")?;
-    let c = compare(a, b, args)?;
-    let out = match args.format {
-        Format::Text => render::text(&c),
-        Format::Markdown => render::markdown(&c),
-        Format::Json => serde_json::to_string_pretty(&render::json(&c))? + "\n",
-    };
-    use std::io::Write;
-    std::io::stdout().write_all(out.as_bytes())?;
-    Ok(())
 }
 
 #[cfg(test)]

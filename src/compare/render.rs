@@ -7,7 +7,8 @@
 use serde_json::{json, Value};
 
 use super::signtest::{one_sided_p, pairs_needed, BlockTest, MarginTest, Tally, ALPHA};
-use super::{Comparison, FigureResult, Run, MAX_DURATION_RATIO};
+use super::{Comparison, FigureResult, MAX_DURATION_RATIO};
+use crate::read::Run;
 
 /// Marks a p that cannot be below ALPHA with this few untied pairs.
 const UNREACHABLE: &str = "^";
@@ -40,6 +41,7 @@ fn columns(c: &Comparison) -> Vec<&'static str> {
         "ties",
         "skipped",
         "sign test p",
+        "Holm p",
         "median ratio A/B",
         "lag-1 r",
     ];
@@ -47,16 +49,16 @@ fn columns(c: &Comparison) -> Vec<&'static str> {
         cols.extend(["blocks A:B", "block p"]);
     }
     if c.margin.is_some() {
-        cols.extend(["B within margin", "margin p"]);
+        cols.extend(["B within margin", "margin p", "margin Holm p"]);
     }
     cols
 }
 
 fn figure_label(f: &FigureResult) -> String {
     if f.per_second {
-        format!("{}/s", f.name)
+        format!("{}/s", f.name.as_str())
     } else {
-        f.name.clone()
+        f.name.as_str().to_string()
     }
 }
 
@@ -78,6 +80,7 @@ fn row(figure: &str, round: &str, t: &Tally, block: bool, margin: bool) -> Vec<S
         t.ties.to_string(),
         t.skipped.to_string(),
         p,
+        fmt_p(t.holm_p),
         fmt_ratio(t.median_ratio),
         lag,
     ];
@@ -100,8 +103,9 @@ fn row(figure: &str, round: &str, t: &Tally, block: bool, margin: bool) -> Vec<S
                     } else {
                         ""
                     },
+                fmt_p(m.holm_p),
             ]),
-            None => r.extend(["-".to_string(), "-".to_string()]),
+            None => r.extend(["-".to_string(), "-".to_string(), "-".to_string()]),
         }
     }
     r
@@ -153,6 +157,7 @@ fn header_lines(c: &Comparison) -> Vec<String> {
         .filter(|f| f.higher_better)
         .map(|f| f.name.as_str())
         .collect();
+    let n = c.figures.len();
     let mut lines = vec![
         side_line("A", &c.a),
         side_line("B", &c.b),
@@ -166,6 +171,14 @@ fn header_lines(c: &Comparison) -> Vec<String> {
         "ratio = A / B; < 1 means A is lower. sign test p: exact two-sided binomial, ties dropped".to_string(),
         "median ratio: over every pair, 0/0 = 1, x/0 = inf, 0/x = 0; for an even count the geometric mean of the middle two".to_string(),
         "skipped: pairs where the figure is unknown (null: e.g. no wakeups of that class in the interval) or missing on a side".to_string(),
+        if n == 1 {
+            "Holm p: the sign test p adjusted for the figures tested together; with one figure, the p itself".to_string()
+        } else {
+            format!(
+                "Holm p: the sign test p adjusted (Holm) for the {n} figures tested together, per round and over the pooled rows; below {ALPHA} it says this figure differs even counting the chance that one of {n} does by luck, which the raw p does not (with {n} independent figures and no difference at all, some raw p falls below {ALPHA} in {:.0}% of comparisons)",
+                100.0 * (1.0 - (1.0 - ALPHA).powi(n as i32))
+            )
+        },
     ];
     if higher.is_empty() {
         lines.push("A better / B better: lower is better for every figure".to_string());
@@ -182,15 +195,45 @@ fn header_lines(c: &Comparison) -> Vec<String> {
         );
     }
     for m in &c.mismatches {
-        lines.push(format!("MISMATCH (--allow-mismatch): {m}"));
+        lines.push(format!(
+            "MISMATCH (--allow-mismatch {}): {}",
+            m.check.flag(),
+            m.what
+        ));
     }
     lines
 }
 
-/// The lines under the table: what the markers mean, and the limits of the
-/// sign test.
+/// How many figures are below ALPHA, raw and adjusted: over the pooled
+/// rows when there is more than one round, else the round's.
+fn below_alpha(c: &Comparison) -> String {
+    let rows: Vec<&Tally> = c
+        .figures
+        .iter()
+        .filter_map(|f| match f.rounds.as_slice() {
+            [one] => one.as_ref(),
+            _ => Some(&f.pooled),
+        })
+        .collect();
+    let raw = rows.iter().filter(|t| t.p < ALPHA).count();
+    let held = rows.iter().filter(|t| t.holm_p < ALPHA).count();
+    format!(
+        "{} of {} figure(s) with sign test p < {ALPHA}{}; {held} after Holm's adjustment for testing {} at once",
+        raw,
+        rows.len(),
+        if c.figures.iter().any(|f| f.rounds.len() > 1) {
+            " (pooled rows)"
+        } else {
+            ""
+        },
+        rows.len()
+    )
+}
+
+/// The lines under the table: how many figures differ, what the markers
+/// mean, and the limits of the sign test.
 fn footnotes(c: &Comparison) -> Vec<String> {
-    let mut lines = Vec::new();
+    let mut lines = vec![below_alpha(c)];
     if all_tallies(c).any(Tally::unreachable) {
         lines.push(format!(
             "{UNREACHABLE} p < {ALPHA} is out of reach here: with n untied pairs the smallest two-sided p is 2/2^n, so it takes n >= {}",
@@ -209,7 +252,7 @@ fn footnotes(c: &Comparison) -> Vec<String> {
     }
     if let Some(pct) = c.margin {
         lines.push(format!(
-            "B within margin: the pairs in which B was worse than A by less than {pct}% (lower-is-better: B < A x {f:.4}; higher-is-better: B x {f:.4} > A), of the pairs not on the margin exactly; margin p: one-sided sign test of the hypothesis that B is worse by {pct}% or more, so p < {ALPHA} says B is within {pct}% of A; {UNREACHABLE} after a margin p: out of reach with this few pairs (one-sided, the smallest p is 1/2^n, so it takes n >= 5)",
+            "B within margin: the pairs in which B was worse than A by less than {pct}% (lower-is-better: B < A x {f:.4}; higher-is-better: B x {f:.4} > A), of the pairs not on the margin exactly; margin p: one-sided sign test of the hypothesis that B is worse by {pct}% or more, so p < {ALPHA} says B is within {pct}% of A; {UNREACHABLE} after a margin p: out of reach with this few pairs (one-sided, the smallest p is 1/2^n, so it takes n >= 5); margin Holm p: the margin p adjusted for the figures tested, as Holm p is",
             f = 1.0 + pct / 100.0
         ));
     }
@@ -304,6 +347,7 @@ fn tally_json(t: &Tally) -> Value {
         "ties": t.ties,
         "skipped": t.skipped,
         "sign_test_p": t.p,
+        "holm_p": t.holm_p,
         "min_p": t.min_p,
         "p_below_alpha_reachable": !t.unreachable(),
         "median_ratio": ratio_json(t.median_ratio),
@@ -317,6 +361,7 @@ fn tally_json(t: &Tally) -> Value {
             "b_beyond": m.beyond,
             "ties": m.ties,
             "one_sided_p": m.p,
+            "holm_p": m.holm_p,
         });
     }
     if let Some(b) = &t.block {
@@ -347,7 +392,7 @@ pub fn json(c: &Comparison) -> Value {
         .iter()
         .map(|f| {
             json!({
-                "figure": f.name,
+                "figure": f.name.as_str(),
                 "per_second": f.per_second,
                 "better": if f.higher_better { "higher" } else { "lower" },
                 "rounds": f.rounds.iter().map(|t| t.as_ref().map(tally_json)).collect::<Vec<_>>(),
@@ -367,7 +412,8 @@ pub fn json(c: &Comparison) -> Value {
         "block": c.block,
         "margin_pct": c.margin,
         "figures": figures,
-        "mismatches": c.mismatches,
+        "holm": "each row's p adjusted (Holm) for the figures tested together: per round, and over the pooled rows",
+        "mismatches": c.mismatches.iter().map(|m| json!({"check": m.check.flag(), "what": m.what})).collect::<Vec<_>>(),
         "notes": c.notes,
         "footnotes": footnotes(c),
     })

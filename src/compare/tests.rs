@@ -8,9 +8,9 @@ use std::path::Path;
 use clap::Parser;
 use serde_json::{json, Map, Value};
 
-use super::read::{parse_runs, same_config};
 use super::signtest::pairs_needed;
 use super::*;
+use crate::read::{parse_runs, same_config};
 
 fn header(knobs: &str) -> String {
     format!(r#"{{"type":"header","scheduler":"scx_soryu","knobs":{knobs}}}"#)
@@ -32,11 +32,11 @@ fn run_of(name: &str, knobs: &str, points: &[(u64, f64)]) -> Run {
     for &(i, v) in points {
         text += &(interval(i, &[("int_over_1ms_pct", json!(v))]) + "\n");
     }
-    parse_runs(Path::new(name), &text).unwrap().remove(0)
+    parse_runs(Path::new(name), &text).unwrap().runs.remove(0)
 }
 
 fn run_text(name: &str, text: &str) -> Run {
-    parse_runs(Path::new(name), text).unwrap().remove(0)
+    parse_runs(Path::new(name), text).unwrap().runs.remove(0)
 }
 
 #[derive(Parser)]
@@ -232,42 +232,52 @@ fn run_with(name: &str, extra: &str, n: u64) -> Run {
 // hist, other kernels and CPU counts without a word.
 #[test]
 fn refuses_runs_measured_under_different_conditions() {
-    let base = r#","report_sec":10,"hist":true,"kernel":"6.12","nr_cpus":8,"format":3"#;
-    for (other, want) in [
+    let base = r#","report_sec":10,"hist":true,"kernel":"6.12","nr_cpus":8,"format":11"#;
+    for (other, check, want) in [
         (
             r#","report_sec":5,"hist":true,"kernel":"6.12","nr_cpus":8"#,
+            Check::ReportSec,
             "--report-sec (the interval length) differs: 10 s in a; 5 s in b",
         ),
         (
             r#","report_sec":10,"hist":false,"kernel":"6.12","nr_cpus":8"#,
+            Check::Hist,
             "histograms (--no-hist) differs: off in b; on in a",
         ),
         (
             r#","report_sec":10,"hist":true,"kernel":"6.13","nr_cpus":8"#,
+            Check::Kernel,
             "the kernel differs",
         ),
         (
             r#","report_sec":10,"hist":true,"kernel":"6.12","nr_cpus":4"#,
+            Check::Cpus,
             "the CPU count differs: 4 CPUs in b; 8 CPUs in a",
         ),
         // a benchmark's header says interval_s
-        (r#","interval_s":3"#, "10 s in a; 3 s in b"),
-        // format 2 had no stale_kicks: it would read as 0
         (
-            r#","report_sec":10,"hist":true,"kernel":"6.12","nr_cpus":8,"format":2"#,
-            "the record format differs: format 2 in b; format 3 in a",
+            r#","interval_s":3"#,
+            Check::ReportSec,
+            "10 s in a; 3 s in b",
+        ),
+        // format 10 had no cache_hot
+        (
+            r#","report_sec":10,"hist":true,"kernel":"6.12","nr_cpus":8,"format":10"#,
+            Check::Format,
+            "the record format differs: format 10 in b; format 11 in a",
         ),
     ] {
         let (a, b) = (run_with("a", base, 8), run_with("b", other, 8));
         let e = err_of(compare(vec![a.clone()], vec![b.clone()], &args()));
-        assert!(e.contains(want) && e.contains("--allow-mismatch"), "{e}");
-        // --allow-mismatch compares, and flags the difference
+        let flag = format!("--allow-mismatch {}", check.flag());
+        assert!(e.contains(want) && e.contains(&flag), "{e}");
+        // --allow-mismatch of that check compares, and flags the difference
         let mut allow = args();
-        allow.allow_mismatch = true;
+        allow.allow_mismatch = vec![check];
         let c = compare(vec![a], vec![b], &allow).unwrap();
         let text = render::text(&c);
         assert!(
-            text.contains("MISMATCH (--allow-mismatch)") && text.contains(want),
+            text.contains(&format!("MISMATCH ({flag})")) && text.contains(want),
             "{text}"
         );
     }
@@ -278,6 +288,76 @@ fn refuses_runs_measured_under_different_conditions() {
         &args(),
     )
     .unwrap();
+}
+
+// Before: --allow-mismatch let every difference through at once, so a
+// check meant for one (another kernel) hid another (another CPU count).
+#[test]
+fn allow_mismatch_overrides_one_check_at_a_time() {
+    let base = r#","kernel":"6.12","nr_cpus":8"#;
+    let other = r#","kernel":"6.13","nr_cpus":4"#;
+    let (a, b) = (run_with("a", base, 8), run_with("b", other, 8));
+    let e = err_of(compare(
+        vec![a.clone()],
+        vec![b.clone()],
+        &parse_args(&["--allow-mismatch", "kernel"]),
+    ));
+    assert!(
+        e.contains("the CPU count differs") && e.contains("--allow-mismatch cpus"),
+        "{e}"
+    );
+    assert!(!e.contains("the kernel differs"), "{e}");
+    // both, repeated or comma-separated
+    for argv in [
+        &["--allow-mismatch", "kernel", "--allow-mismatch", "cpus"][..],
+        &["--allow-mismatch", "kernel,cpus"],
+    ] {
+        let c = compare(vec![a.clone()], vec![b.clone()], &parse_args(argv)).unwrap();
+        assert_eq!(c.mismatches.len(), 2);
+    }
+    let e = Cli::try_parse_from(["compare", "--allow-mismatch"]);
+    assert!(e.is_err(), "a bare --allow-mismatch names no check");
+}
+
+// Before: any two format numbers refused each other, so a figure added to
+// the records made every older file incomparable.
+#[test]
+fn a_newer_minor_format_compares_with_an_older_one() {
+    let old = r#","format":11"#;
+    let new = r#","format":11,"format_minor":1"#;
+    let (a, b) = (run_with("a", old, 8), run_with("b", new, 8));
+    let c = compare(vec![a], vec![b], &args()).unwrap();
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.contains("record formats 11.0, 11.1")),
+        "{:?}",
+        c.notes
+    );
+    // a figure the older file lacks is skipped, not read as 0
+    let mut t = header("{}") + "\n";
+    for i in 0..8 {
+        t += &(interval(i, &[("int_over_1ms_pct", json!(1.0))]) + "\n");
+    }
+    let older = run_text("old", &t);
+    let mut t = header("{}") + "\n";
+    for i in 0..8 {
+        t += &(interval(
+            i,
+            &[("int_over_1ms_pct", json!(1.0)), ("cache_hot", json!(5))],
+        ) + "\n");
+    }
+    let newer = run_text("new", &t);
+    let c = compare(
+        vec![older],
+        vec![newer],
+        &parse_args(&["--figure", "int_over_1ms_pct", "--figure", "cache_hot"]),
+    )
+    .unwrap();
+    assert_eq!(c.figures.len(), 1);
+    assert!(c
+        .notes
+        .contains(&"cache_hot skipped: not in A's run".to_string()));
 }
 
 // Before: intervals of any length were paired, and a count per interval
@@ -402,7 +482,8 @@ fn runs_of_one_file_are_rounds_of_their_own() {
             &[&[0.0, 1.0, 1.0, 1.0, 1.0], &[0.0, 1.0, 1.0, 1.0, 1.0], &[]],
         ),
     )
-    .unwrap();
+    .unwrap()
+    .runs;
     let b = parse_runs(
         Path::new("b.jsonl"),
         &file(
@@ -410,7 +491,8 @@ fn runs_of_one_file_are_rounds_of_their_own() {
             &[&[0.0, 2.0, 2.0, 2.0, 2.0], &[0.0, 2.0, 2.0, 2.0, 2.0]],
         ),
     )
-    .unwrap();
+    .unwrap()
+    .runs;
     assert_eq!((a.len(), b.len()), (3, 2));
     let c = compare(a, b, &args()).unwrap();
     assert_eq!(c.pairs_per_round, vec![4, 4]);
@@ -486,10 +568,10 @@ fn refuses_unknown_figures() {
 }
 
 #[test]
-fn default_figures_are_figures_of_the_records() {
-    for f in FIGURES {
-        assert!(read::metrics_figures().contains(f), "{f}");
-    }
+fn the_default_figures_are_the_tables() {
+    let names: Vec<&str> = Fig::compared().map(Fig::name).collect();
+    assert_eq!(names.len(), 12, "{names:?}");
+    assert!(names.contains(&"int_over_1ms_pct") && names.contains(&"starve_serve"));
 }
 
 #[test]
@@ -514,16 +596,17 @@ fn output_names_both_configurations_and_the_ratio() {
     );
     let md = render::markdown(&c);
     assert!(
-        md.contains("| int_over_1ms_pct | 1 | 6 | 6 | 0 | 0 | 0 | 0.0312 | 0.500 | - |"),
+        md.contains("| int_over_1ms_pct | 1 | 6 | 6 | 0 | 0 | 0 | 0.0312 | 0.0312 | 0.500 | - |"),
         "{md}"
     );
     let j = render::json(&c);
     assert_eq!(j["figures"][0]["rounds"][0]["a_better"], 6);
     assert_eq!(j["figures"][0]["pooled"]["median_ratio"], 0.5);
-    assert!(j["footnotes"][0]
-        .as_str()
+    assert!(j["footnotes"]
+        .as_array()
         .unwrap()
-        .contains("not independent"));
+        .iter()
+        .any(|f| f.as_str().unwrap().contains("not independent")));
 }
 
 #[test]
@@ -531,67 +614,6 @@ fn refuses_mixed_configurations_on_a_side() {
     let a1 = run_of("one.jsonl", r#"{"clear_bitmap":false}"#, &[(0, 1.0)]);
     let a2 = run_of("two.jsonl", r#"{"clear_bitmap":true}"#, &[(0, 1.0)]);
     assert!(same_config(&[a1, a2], "A").is_err());
-}
-
-/// The daemon's writer, unchanged, on synthetic figures: A and B files as
-/// `scx_soryu --report-json` writes them, read back by compare and plot.
-#[test]
-fn round_trip_through_the_daemons_writer() {
-    use crate::report::tests::{reporter, synthetic, temp_dir};
-    let dir = temp_dir("compare-round-trip");
-    let (pa, pb) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
-    let oa = crate::report::tests::opts(&["--report-json", pa.to_str().unwrap()]);
-    let ob = crate::report::tests::opts(&["--report-json", pb.to_str().unwrap(), "--vtime"]);
-    // two starts of each: two runs per file, so two rounds
-    for round in 0..2 {
-        for (o, scale) in [(&oa, 1.0), (&ob, 2.0)] {
-            let (mut r, _, _) = reporter(o);
-            for i in 0..8 {
-                let mut iv = synthetic(scale * (1.0 + i as f64 / 10.0));
-                if i == 3 && round == 0 {
-                    // no interactive wakeups in this interval
-                    let lf = crate::stats::LatFigures::from_hist(&[0; 4], 0, 250);
-                    iv.metrics.int_count = lf.count;
-                    iv.metrics.int_p99_us = lf.p99_us;
-                    iv.metrics.int_over_1ms_pct = lf.over_1ms_pct;
-                }
-                r.write_interval(&iv, 250);
-            }
-            r.exit(crate::record::ExitRecord::from_uei(64, 0, &[], &[]), 250);
-        }
-    }
-    let a = load_side(std::slice::from_ref(&pa), "A").unwrap();
-    let b = load_side(std::slice::from_ref(&pb), "B").unwrap();
-    assert_eq!((a.len(), a[0].intervals.len(), a[0].exits.len()), (2, 8, 1));
-    assert_eq!(a[0].header.knobs["vtime"], false);
-    assert_eq!(b[0].header.knobs["vtime"], true);
-    let mut args = parse_args(&[]);
-    args.figures = vec![
-        "int_p99_us".into(),
-        "starve_serve".into(),
-        "oth_p99_us".into(),
-    ];
-    let c = compare(a, b, &args).unwrap();
-    assert_eq!(c.pairs_per_round, vec![7, 7]);
-    let p99 = &c.figures[0];
-    // the empty interval is skipped in round 1, not counted as A's win
-    let r1 = p99.rounds[0].as_ref().unwrap();
-    assert_eq!((r1.pairs, r1.a_better, r1.skipped), (6, 6, 1));
-    assert_eq!((p99.pooled.pairs, p99.pooled.a_better), (13, 13));
-    assert!(p99.pooled.p < 0.001);
-    assert!(close(p99.pooled.median_ratio.unwrap(), 0.5));
-    assert!(c.figures[1].per_second);
-    // and plot draws the same files
-    let out = dir.join("ab.svg");
-    crate::plot::run(&crate::plot::PlotArgs {
-        files: vec![pa, pb],
-        output: out.clone(),
-        warmup: 1,
-    })
-    .unwrap();
-    let svg = std::fs::read_to_string(&out).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
-    assert!(svg.contains("vtime=false") && svg.contains("vtime=true"));
 }
 
 #[test]
@@ -647,4 +669,54 @@ fn margin_refuses_what_is_not_a_percentage() {
             .to_string();
         assert!(e.contains("is not a percentage between 0 and 100"), "{e}");
     }
+}
+
+// Before: each figure's p stood alone, so with a dozen figures an A/A
+// pair showed one "significant" about half the time, and nothing said so.
+#[test]
+fn holm_adjusts_each_p_for_the_figures_tested_with_it() {
+    let run = |name: &str, vals: [f64; 3]| {
+        let mut t = header("{}") + "\n";
+        for i in 0..7 {
+            let figs = [
+                ("ext_a_us", json!(vals[0])),
+                ("ext_b_us", json!(vals[1])),
+                ("ext_c_us", json!(vals[2] + i as f64 % 2.0)),
+            ];
+            t += &(interval(i, &figs) + "\n");
+        }
+        run_text(name, &t)
+    };
+    // ext_a: A lower in all 6 pairs (p = 2/64); ext_b: all ties; ext_c:
+    // A lower in all 6 too
+    let a = run("a", [1.0, 5.0, 1.0]);
+    let b = run("b", [2.0, 5.0, 3.0]);
+    let mut args = parse_args(&[]);
+    args.figures.clear();
+    let c = compare(vec![a], vec![b], &args).unwrap();
+    let p: Vec<(f64, f64)> = c
+        .figures
+        .iter()
+        .map(|f| {
+            let t = f.rounds[0].as_ref().unwrap();
+            (t.p, t.holm_p)
+        })
+        .collect();
+    // sorted 1/32, 1/32, 1: times 3, 2, 1 -> 3/32, then held at 3/32, 1
+    assert_eq!(
+        p,
+        [
+            (1.0 / 32.0, 3.0 / 32.0),
+            (1.0, 1.0),
+            (1.0 / 32.0, 3.0 / 32.0)
+        ]
+    );
+    let text = render::text(&c);
+    assert!(text.contains("Holm p"), "{text}");
+    assert!(
+        text.contains("2 of 3 figure(s) with sign test p < 0.05; 0 after Holm's adjustment for testing 3 at once"),
+        "{text}"
+    );
+    let j = render::json(&c);
+    assert_eq!(j["figures"][0]["rounds"][0]["holm_p"], 3.0 / 32.0);
 }

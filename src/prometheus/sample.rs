@@ -9,11 +9,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::{render, sink::write_atomic, RunInfo, Totals};
-use crate::bpf_intf::*;
-use crate::cli::Opts;
-use crate::policy;
-use crate::stats::{Interval, Snapshot};
+use scx_soryu::bpf_intf::*;
+use scx_soryu::figures::{NR_WAITS, WAIT_QUEUED};
+use scx_soryu::policy;
+use scx_soryu::record::Interval;
+
+use super::render::{render, RunInfo, Totals};
+use super::sink::write_atomic;
+use crate::config::ReportConfig;
+use crate::interval::{self, RunConsts};
+use crate::stats::Snapshot;
 
 /// A small deterministic generator for the sample's figures.
 struct Lcg(u64);
@@ -64,11 +69,14 @@ pub fn synthetic_intervals(n: usize) -> Vec<Interval> {
         s
     };
     // the defaults' bound at HZ 250, as the scheduler sets it at attach
-    crate::stats::set_starve_bound_us(crate::policy::starve_bound_us(100, 1000, 250, 1, 1));
+    let consts = RunConsts {
+        kernel_hz: 250,
+        starve_bound_us: policy::starve_bound_us(100, 1000, 250, 1, 1),
+    };
     let mut prev = snap(&cpus, 0);
     let mut out = Vec::with_capacity(n);
     for k in 1..=n as u64 {
-        let mut max = [0u64; crate::stats::NR_WAITS];
+        let mut max = [0u64; NR_WAITS];
         for (ci, st) in cpus.iter_mut().enumerate() {
             for (class, median, sigma, waits) in [(0usize, 30e3, 1.0, 400u64), (1, 90e3, 1.4, 60)] {
                 for _ in 0..waits + 20 * ci as u64 {
@@ -107,9 +115,9 @@ pub fn synthetic_intervals(n: usize) -> Vec<Interval> {
             st.probe_hist[1] += 25;
             st.cnt[c(soryu_counter_SORYU_CNT_PROBES)] += 25;
         }
-        max[crate::stats::WAIT_QUEUED] = max[0].max(max[1]);
+        max[WAIT_QUEUED] = max[0].max(max[1]);
         let cur = snap(&cpus, k);
-        out.push(Interval::between(&prev, &cur, max, 250));
+        out.push(interval::between(&prev, &cur, max, &consts));
         prev = cur;
     }
     out
@@ -118,12 +126,12 @@ pub fn synthetic_intervals(n: usize) -> Vec<Interval> {
 /// --prometheus-sample PATH: the file as the daemon writes it after three
 /// intervals of synthetic figures, through the same writer; for tests and
 /// for looking at the format on a machine without sched_ext.
-pub fn write_sample(opts: &Opts, path: &Path, run_id: &str) -> Result<()> {
+pub fn write_sample(cfg: &ReportConfig, path: &Path) -> Result<()> {
     let mut totals = Totals::default();
     let ivs = synthetic_intervals(3);
     for iv in &ivs {
         totals.add(iv);
     }
-    let text = render(&RunInfo::new(opts, run_id), &totals, &ivs[ivs.len() - 1]);
+    let text = render(&RunInfo::new(cfg), &totals, &ivs[ivs.len() - 1]);
     write_atomic(path, &text).with_context(|| format!("cannot write {}", path.display()))
 }

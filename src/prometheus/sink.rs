@@ -8,8 +8,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{render, RunInfo, Target, Totals, AUTO};
-use crate::stats::Interval;
+use scx_soryu::record::Interval;
+
+use super::render::{render, RunInfo, Totals};
+use crate::config::{Target, AUTO};
 
 /// Replace `path` with `text` in one step: write a new file beside it, then
 /// rename it over `path`. A reader sees the old file or the new one. The

@@ -2,7 +2,14 @@
 //
 // Unit tests of src/prometheus.rs.
 
-use super::*;
+use scx_soryu::bpf_intf::*;
+use scx_soryu::policy;
+use scx_soryu::record::Interval;
+
+use super::render::*;
+use super::sample::{synthetic_intervals, write_sample};
+use super::sink::{write_atomic, PromSink};
+use crate::config::{Target, AUTO_FILE};
 use crate::report::tests::{opts, temp_dir, Captured};
 
 fn info() -> RunInfo {
@@ -22,7 +29,7 @@ fn samples(text: &str) -> Vec<(String, String, String)> {
         .filter(|l| !l.starts_with('#'))
         .map(|l| {
             let (series, v) = l.rsplit_once(' ').unwrap();
-            let (name, labels) = series.split_once('{').unwrap();
+            let (name, labels) = series.split_once('{').unwrap_or((series, ""));
             (
                 name.to_string(),
                 labels.trim_end_matches('}').to_string(),
@@ -72,18 +79,12 @@ fn counters_are_cumulative_and_histograms_consistent() {
     t.add(&ivs[2]);
     let three = render(&info(), &t, &ivs[2]);
     let wakeups: u64 = ivs.iter().map(|iv| iv.metrics.wakeups).sum();
-    assert_eq!(
-        get(&three, "scx_soryu_wakeups_total", r#"run_id="r1""#),
-        wakeups as f64
-    );
+    assert_eq!(get(&three, "scx_soryu_wakeups_total", ""), wakeups as f64);
     assert!(
-        get(&one, "scx_soryu_wakeups_total", r#"run_id="r1""#) < wakeups as f64,
+        get(&one, "scx_soryu_wakeups_total", "") < wakeups as f64,
         "counters grow"
     );
-    assert_eq!(
-        get(&three, "scx_soryu_reports_total", r#"run_id="r1""#),
-        3.0
-    );
+    assert_eq!(get(&three, "scx_soryu_reports_total", ""), 3.0);
     // every counter of the third file is at least that of the first
     for (n, l, v) in samples(&one) {
         if n.ends_with("_total") || n.ends_with("_bucket") || n.ends_with("_count") {
@@ -96,7 +97,7 @@ fn counters_are_cumulative_and_histograms_consistent() {
         ivs.iter().map(|i| i.metrics.int_count).sum::<u64>(),
         ivs.iter().map(|i| i.metrics.oth_count).sum::<u64>(),
     ]) {
-        let sel = format!(r#"run_id="r1",class="{class}""#);
+        let sel = format!(r#"class="{class}""#);
         let buckets: Vec<f64> = samples(&three)
             .into_iter()
             .filter(|(n, l, _)| n == "scx_soryu_wake_to_run_seconds_bucket" && l.starts_with(&sel))
@@ -113,7 +114,7 @@ fn counters_are_cumulative_and_histograms_consistent() {
         assert!(sum > 0.0 && sum < count as f64, "{sum}");
     }
     // the under-1ms bucket agrees with the report's share over 1 ms
-    let sel = r#"run_id="r1",class="interactive",le="0.001048575""#;
+    let sel = r#"class="interactive",le="0.001048575""#;
     let under = get(&three, "scx_soryu_wake_to_run_seconds_bucket", sel);
     let all: u64 = ivs.iter().map(|i| i.metrics.int_count).sum();
     let over: f64 = ivs
@@ -123,16 +124,12 @@ fn counters_are_cumulative_and_histograms_consistent() {
     assert!((all as f64 - under - over).abs() < 1e-6, "{under} {over}");
     // probes: exact sum
     assert_eq!(
-        get(
-            &three,
-            "scx_soryu_dispatch_probes_per_call_sum",
-            r#"run_id="r1""#
-        ),
-        get(&three, "scx_soryu_dispatch_probes_total", r#"run_id="r1""#)
+        get(&three, "scx_soryu_dispatch_probes_per_call_sum", ""),
+        get(&three, "scx_soryu_dispatch_probes_total", "")
     );
     // every sample names the run first
     for (n, l, _) in samples(&three) {
-        assert!(l.starts_with(r#"run_id="r1""#), "{n}{{{l}}}");
+        assert!(l.starts_with(""), "{n}{{{l}}}");
     }
 }
 
@@ -153,7 +150,7 @@ fn every_family_has_help_and_type_once_and_is_contiguous() {
             seen.push(name.to_string());
             current = name.to_string();
         } else if !l.starts_with('#') {
-            let name = l.split('{').next().unwrap();
+            let name = l.split(['{', ' ']).next().unwrap();
             let base = name
                 .strip_suffix("_bucket")
                 .or(name.strip_suffix("_sum"))
@@ -175,8 +172,8 @@ fn unknown_is_absent_and_no_hist_writes_no_histograms() {
     let mut t = Totals::default();
     t.add(&iv);
     let text = render(&i, &t, &iv);
-    assert!(!text.contains(r#"max_seconds{run_id="r1",class="interactive"}"#));
-    assert!(text.contains(r#"max_seconds{run_id="r1",class="other"}"#));
+    assert!(!text.contains(r#"max_seconds{class="interactive"}"#));
+    assert!(text.contains(r#"max_seconds{class="other"}"#));
     assert!(!text.contains("histogram"), "{text}");
     assert!(!text.contains("by_level"), "{text}");
     assert!(text.contains(r#"hist="false""#));
@@ -206,7 +203,7 @@ fn the_file_is_replaced_whole_and_removed_at_exit() {
     }
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.starts_with("# HELP scx_soryu_info"), "{text}");
-    assert!(text.contains(r#"scx_soryu_reports_total{run_id="r1"} 2"#));
+    assert!(text.contains("scx_soryu_reports_total 2\n"));
     let names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -261,7 +258,7 @@ fn a_failing_write_is_reported_once_and_retried() {
     assert!(e.lines().nth(1).unwrap().contains("written again"), "{e}");
     // the counters kept counting through the failures
     let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.contains(r#"scx_soryu_reports_total{run_id="r1"} 5"#));
+    assert!(text.contains("scx_soryu_reports_total 5\n"));
     drop(sink);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -283,7 +280,7 @@ fn auto_writes_only_while_the_textfile_directory_exists() {
     let e = err.text();
     assert_eq!(e.lines().count(), 2, "{e}");
     let text = std::fs::read_to_string(textfile.join(AUTO_FILE)).unwrap();
-    assert!(text.contains(r#"scx_soryu_reports_total{run_id="r1"} 3"#));
+    assert!(text.contains("scx_soryu_reports_total 3\n"));
     drop(sink);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -292,14 +289,42 @@ fn auto_writes_only_while_the_textfile_directory_exists() {
 fn the_sample_is_the_writers_output() {
     let dir = temp_dir("prom-sample");
     let path = dir.join("s.prom");
-    let o = opts(&["--vtime"]);
-    write_sample(&o, &path, "sample-1").unwrap();
+    let o = opts(&["--vtime", "--run-id", "sample-1"]);
+    write_sample(&o.report_config(|| unreachable!()), &path).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
-    assert!(text.contains(r#"scx_soryu_reports_total{run_id="sample-1"} 3"#));
+    assert!(text.contains("scx_soryu_reports_total 3\n"));
+    assert!(text.contains(r#"scx_soryu_info{run_id="sample-1""#));
     assert!(text.contains(r#"vtime="true""#), "{text}");
     assert!(text.contains("scx_soryu_kernel_events_total{"));
-    assert!(
-        text.contains(r#"scx_soryu_bpf_calls_total{run_id="sample-1",callback="dispatch"} 3000"#)
+    assert!(text.contains(r#"scx_soryu_bpf_calls_total{callback="dispatch"} 3000"#));
+}
+
+// Before: the help texts were written out a second time here, and
+// disagreed with scx_stats' (stale_kicks: "tasks that started running at
+// another level" here, "kicks whose victim switched level" there).
+#[test]
+fn help_is_the_figure_tables() {
+    use scx_soryu::figures::Fig;
+    let ivs = synthetic_intervals(1);
+    let mut t = Totals::default();
+    t.add(&ivs[0]);
+    let text = render(&info(), &t, &ivs[0]);
+    let help = |family: &str| {
+        let prefix = format!("# HELP {family} ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .unwrap_or_else(|| panic!("no {family} in\n{text}"))
+            .to_string()
+    };
+    assert_eq!(
+        help("scx_soryu_stale_kicks_total"),
+        format!("{}.", Fig::stale_kicks.spec().help)
     );
+    let dispatch = help("scx_soryu_dispatch_calls_total");
+    for f in [Fig::dispatch, Fig::dispatch_empty, Fig::dispatch_keep] {
+        assert!(dispatch.contains(f.spec().help), "{dispatch}");
+    }
+    let queued = help("scx_soryu_queued_wait_max_seconds");
+    assert!(queued.ends_with("in the last interval, in seconds, absent while unknown."));
 }

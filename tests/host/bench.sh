@@ -202,7 +202,7 @@ if [ "$(id -u)" = 0 ]; then
   stub=$tmp/stand-in-scheduler
   {
     echo '#!/usr/bin/env bash'
-    printf 'case ${1:-} in --lat-buckets | compare | plot | --version) exec %q "$@" ;; esac\n' \
+    printf 'case ${1:-} in --lat-buckets | --report-header* | compare | plot | --version) exec %q "$@" ;; esac\n' \
       "$repo/target/release/scx_soryu"
     printf 'trap %q INT TERM\n' "echo disabled >$sys/state; : >$sys/root/ops; exit 0"
     echo "echo soryu_stand_in >$sys/root/ops"

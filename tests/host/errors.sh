@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Bad input on the host, where no scheduler can load: every refusal is one
 # line on stderr naming the problem, a non-zero exit, no panic or backtrace.
+# And what must not end in one: a closed stderr, a --report-json file with
+# a torn line or without its header (compare reads the rest, with a note).
 #
 #   tests/host/errors.sh [BIN]     (default target/release/scx_soryu)
 #
@@ -88,6 +90,61 @@ if [ ! -e /var/run/scx/root/stats ]; then
   grep -q "no scheduler is serving stats" <<<"$err" && ok "--monitor with nothing running says it waits" ||
     bad "--monitor with nothing running: '$err'"
 fi
+
+# A closed stderr (`scx_soryu ... 2>&1 | head -3` once head has exited):
+# the daemon's one-line error is dropped, and it still exits 1, without a
+# panic (eprintln! panicked: status 101). The daemon's log lines take the
+# same way (tests/vm/report-edges.sh: a CPU hotplug restart after it).
+rc=$(python3 -c '
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+print(subprocess.run(sys.argv[1:], stderr=w, stdout=subprocess.DEVNULL).returncode)
+' "$bin" --report-sec 1)
+check "a closed stderr: exit status $rc (1: the error, not 101: a panic)" test "$rc" = 1
+
+# --report-header (hidden, for the benchmark): the header --report-json
+# writes, as one line, for soryu's flags or for an outside scheduler
+h=$("$bin" --report-header --vtime --report-sec 5)
+check "--report-header: soryu's header with the flags' knobs: $(head -c 120 <<<"$h")" \
+  test "$(jq -c '[.type, .scheduler, .knobs.vtime, .report_sec, (.format | type), (.lat_bucket_lower_ns | length > 10)]' <<<"$h")" = '["header","scx_soryu",true,5,"number",true]'
+h=$("$bin" --report-header=eevdf --report-sec 5)
+check "--report-header=eevdf: no knobs, no soryu build" \
+  test "$(jq -c '[.scheduler, .knobs, .version, .nr_cpus > 0]' <<<"$h")" = '["eevdf",{},null,true]'
+refuses "--report-header with a bad flag" "slice-us must be at least 1" "$bin" --report-header --slice-us 0
+
+# compare reads what it can of a damaged file, and says what it skipped
+cdir=$(mktemp -d)
+trap 'rm -rf "$cdir"' EXIT
+for side in a b; do
+  {
+    "$bin" --report-header --report-sec 5
+    for i in 0 1 2 3 4 5 6 7 8; do
+      v=$([ $side = a ] && echo $((i + 1)) || echo $((i + 2)))
+      echo "{\"type\":\"interval\",\"index\":$i,\"duration_s\":5,\"int_p99_us\":$v}"
+      [ $i != 4 ] || echo '{"type":"interval","index":'
+    done
+  } >"$cdir/$side.jsonl"
+done
+out=$("$bin" compare --figure int_p99_us "$cdir/a.jsonl" "$cdir/b.jsonl" 2>&1) && rc=0 || rc=$?
+if [ "$rc" = 0 ] && grep -q 'a.jsonl: 1 of 11 lines skipped, torn or invalid: line 7 (not valid JSON' <<<"$out" &&
+  grep -qE '^int_p99_us +1 +8 +8 ' <<<"$out"; then
+  ok "compare skips a torn line, says so, compares the rest"
+else
+  bad "compare of a file with a torn line: status $rc: $(head -c 400 <<<"$out")"
+fi
+# logrotate's copytruncate: the records after the cut have no header
+tail -n +4 "$cdir/a.jsonl" >"$cdir/cut.jsonl"
+out=$("$bin" compare --figure int_p99_us --min-pairs 1 "$cdir/cut.jsonl" "$cdir/b.jsonl" 2>&1) && rc=0 || rc=$?
+if [ "$rc" = 0 ] && grep -q 'cut.jsonl starts without a header' <<<"$out"; then
+  ok "compare reads a file without a header, with a note"
+else
+  bad "compare of a file without a header: status $rc: $(head -c 400 <<<"$out")"
+fi
+refuses "compare --allow-mismatch without a check" "a value is required for '--allow-mismatch" \
+  "$bin" compare "$cdir/a.jsonl" "$cdir/b.jsonl" --allow-mismatch
+refuses "compare --allow-mismatch of no such check" "invalid value 'everything'" \
+  "$bin" compare --allow-mismatch everything "$cdir/a.jsonl" "$cdir/b.jsonl"
 
 out=$("$bin" --version) && [[ "$out" == "scx_soryu "* ]] && ok "--version: $out" || bad "--version: $out"
 out=$("$bin" --help-stats) && grep -q int_p99_us <<<"$out" && ok "--help-stats describes the figures" || bad "--help-stats"

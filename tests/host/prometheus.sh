@@ -7,8 +7,9 @@
 #     text-format parser that node_exporter's textfile collector uses, and
 #     lints it (HELP on every family, _total on counters, base units...);
 #   - prometheus_client's parser (Debian: python3-prometheus-client) reads
-#     it back for what promtool does not check: every sample carries the
-#     run_id, each histogram is cumulative with +Inf = _count and a _sum,
+#     it back for what promtool does not check: the run_id is a label of
+#     scx_soryu_info and of no other series, each histogram is cumulative
+#     with +Inf = _count and a _sum,
 #     the families and their types are the documented ones, no series twice.
 #   - node_exporter (Debian: prometheus-node-exporter) reads the file with
 #     its textfile collector, as on a machine, and must serve exactly its
@@ -152,8 +153,9 @@ for f in families:
         fail(f"family {name} appears twice")
     got[name] = f.type
     for s in f.samples:
-        if s.labels.get("run_id") != run_id:
-            fail(f"{s.name}{s.labels}: run_id is not {run_id!r}")
+        want_id = run_id if f.name == "scx_soryu_info" else None
+        if s.labels.get("run_id") != want_id:
+            fail(f"{s.name}{s.labels}: run_id is {s.labels.get('run_id')!r}, not {want_id!r}")
         key = (s.name, tuple(sorted(s.labels.items())))
         if key in seen:
             fail(f"series {s.name}{s.labels} twice")
@@ -249,7 +251,7 @@ if [ -n "$promtool" ]; then
 fi
 if [ -n "$py" ]; then
   if pyclean "$f" host-test 1; then
-    ok "prometheus_client: documented families and types, run_id on every series, histograms cumulative with +Inf = _count and _sum"
+    ok "prometheus_client: documented families and types, run_id on scx_soryu_info only, histograms cumulative with +Inf = _count and _sum"
   else
     bad "prometheus_client checks"
   fi
@@ -323,7 +325,7 @@ fi
 # ---- the default run id, and --no-hist
 g="$tmp/default.prom"
 "$bin" --prometheus-sample "$g" >/dev/null 2>&1 || true
-rid=$(sed -n 's/^scx_soryu_reports_total{run_id="\([^"]*\)"} .*/\1/p' "$g" 2>/dev/null || true)
+rid=$(sed -n 's/^scx_soryu_info{run_id="\([^"]*\)".*/\1/p' "$g" 2>/dev/null || true)
 if [[ "$rid" =~ ^[0-9]{13}-[0-9]+$ ]]; then
   ok "default run_id is <ms since the epoch>-<pid>: $rid"
 else
@@ -366,12 +368,13 @@ broken() {
 broken "an unescaped quote in a label value" promtool '0,/kernel="/s/kernel="/kernel="a"b/'
 broken "a counter without _total" promtool 's/scx_soryu_wakeups_total/scx_soryu_wakeups/g'
 broken "a family's HELP given twice" promtool '0,/^# TYPE scx_soryu_enqueues_total/s/^# TYPE scx_soryu_enqueues_total.*/&\n# HELP scx_soryu_enqueues_total again/'
-broken "a sample without its run_id" python '0,/^scx_soryu_enqueues_total{run_id="host-test"}/s/run_id="host-test"/run_id="other"/'
+broken "an info metric of another run" python '0,/^scx_soryu_info{run_id="host-test"/s/run_id="host-test"/run_id="other"/'
+broken "a series with a run_id" python 's/^scx_soryu_enqueues_total /scx_soryu_enqueues_total{run_id="host-test"} /'
 broken "buckets that are not cumulative" python '/class="interactive",le="0.000262143"/s/} [0-9]*$/} 0/'
-broken "a _count that is not the +Inf bucket" python '/^scx_soryu_wake_to_run_seconds_count{run_id="host-test",class="other"}/s/} [0-9]*$/} 1/'
-broken "no _sum" python '/^scx_soryu_wake_to_run_seconds_sum{run_id="host-test",class="other"}/d'
+broken "a _count that is not the +Inf bucket" python '/^scx_soryu_wake_to_run_seconds_count{class="other"}/s/} [0-9]*$/} 1/'
+broken "no _sum" python '/^scx_soryu_wake_to_run_seconds_sum{class="other"}/d'
 broken "a family missing" python '/^scx_soryu_insert_failures_total/d;/^# [A-Z]* scx_soryu_insert_failures_total/d'
-broken "a series twice" python '/^scx_soryu_tasks_running{/p'
+broken "a series twice" python '/^scx_soryu_tasks_running /p'
 
 # ---- flags
 help=$("$bin" --help)
