@@ -215,6 +215,7 @@ impl Opts {
             inject_error_ms: self.inject_error_ms,
             inject_stall: self.inject_stall.clone(),
             inject_verifier_reject: self.inject_verifier_reject,
+            inject_enqueue_delay_us: self.inject_enqueue_delay_us,
             libbpf: self.libbpf.clone(),
         }
     }

@@ -36,6 +36,7 @@ pub struct SchedConfig {
     pub inject_error_ms: Option<u64>,
     pub inject_stall: Option<String>,
     pub inject_verifier_reject: bool,
+    pub inject_enqueue_delay_us: u64,
     pub libbpf: LibbpfOpts,
 }
 

@@ -23,15 +23,14 @@
 #   strict   strict priority between the first and the last LLC's queues
 #            (llc_probe.py, as in topology.sh): the nice 0 loops get 90% of
 #            the CPU time, and every nice 19 loop ran
-#   rtllc    SCHED_FIFO hogs hold every CPU of the first LLC, with RT
-#            throttling off; nice -10 hogs fill every other CPU; a nice 0
-#            hog that ran on the first LLC, allowed every CPU, waits on
-#            its queues. The other LLCs' CPUs must serve it as starving:
-#            second by second over SORYU_BIGTOPO_SECS (its CPU time in
-#            /proc/PID/schedstat), it never goes GAP_MAX_MS without
-#            running. The kernel's deadline server for sched_ext gets 2 ms
-#            every 4 s on the first LLC's CPUs. Before the fix only those
-#            CPUs served that LLC's starving tasks, in those 2 ms.
+#   rtllc    for 6 s, SCHED_FIFO hogs hold every CPU of the first LLC,
+#            with RT throttling and the kernel's deadline server for
+#            sched_ext off there; nice -10 hogs fill every other CPU; a
+#            nice 0 hog that ran on the first LLC, allowed every CPU, waits
+#            on its queues. The other LLCs' CPUs must serve it as
+#            starving: its longest time off the CPU (its own clock) stays
+#            under GAP_MAX_MS. Before the fix only the first LLC's CPUs
+#            served that LLC's starving tasks: it waited the whole 6 s.
 #   hotplug  every CPU of the last LLC offline when soryu starts, then
 #            online again: the daemon restarts (the kernel asks it to), and
 #            its last topology line lists the kernel's LLCs, that one
@@ -188,40 +187,12 @@ wait_ran() {
     return 1
   done
 }
-# steps PID SECS: the ms PID ran in each of SECS one-second steps
-steps() {
-  local p=$1 n=$2 i a b
-  a=$(ran "$p")
-  for i in $(seq "$n"); do
-    sleep 1
-    b=$(ran "$p")
-    printf '%d ' $(((b - a) / 1000000))
-    a=$b
-  done
-}
-# the longest run of steps with no progress at all, in steps
-stalled_steps() { tr ' ' '\n' <<<"$1" | awk 'NF { z = ($1 == 0) ? z + 1 : 0; if (z > m) m = z } END { print m + 0 }'; }
 
 case_rtllc() {
-  local llcs first rest c t rt=() hogs=() rt_runtime st starve=100
+  local llcs first rest c t rt=() hogs=() out starve=100 hold=6
   llcs=$(kernel_llcs)
   first=$(sed -n 1p <<<"$llcs")
   rest=$(sed -n '2,$p' <<<"$llcs" | paste -sd,)
-  rt_runtime=$(cat /proc/sys/kernel/sched_rt_runtime_us)
-  # The kernel's own rescue made rare (7.x: a deadline server gives
-  # sched_ext tasks 50 ms a second on a CPU RT tasks hold, when those CPUs
-  # dispatch and may serve the task): 2 ms every 4 s, the longest period
-  # it takes. Not none: the tasks bound to those CPUs (the kernel's own
-  # workers, sched_ext's watchdog among them) must still run.
-  local srv=/sys/kernel/debug/sched/ext_server
-  [ -d /sys/kernel/debug/sched ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
-  if [ -d "$srv" ]; then
-    for c in $(cpu_list_expand "$first"); do
-      echo 2000000 >"$srv/cpu$c/runtime" && echo 4000000000 >"$srv/cpu$c/period" ||
-        fail "cannot set the deadline server of CPU $c"
-    done
-    trace "ext_server: 2 ms every 4 s on $first"
-  fi
   sched_start --report-sec 2 --starve-ms "$starve" && sched_wait_enabled || return 0
   for c in $(cpu_list_expand "$rest"); do
     taskset -c "$c" nice -n -10 python3 -c 'while True: pass' &
@@ -231,31 +202,42 @@ case_rtllc() {
   # The task under test runs on the first LLC, then may use every CPU: it
   # stays where it is until the RT hogs take those CPUs and hand it back
   # (ops.cpu_release) to the first LLC's queues.
-  taskset -c "$first" python3 -c 'while True: pass' &
+  out=$SORYU_OUT/$CASE.gaps.json
+  taskset -c "$first" python3 "$here/policy_probe.py" gaps 0 600 1000 >"$out" &
   t=$!
   WORK_PIDS+=("$t")
   wait_ran 300 "${hogs[@]}" "$t" || return 0
   taskset -a -p -c "0-$(($(nproc) - 1))" "$t" >/dev/null
+  # Nothing but the RT hogs runs on the first LLC for $hold s: RT
+  # throttling off, and the kernel's deadline server for sched_ext (7.x:
+  # 50 ms a second on a CPU RT tasks hold) off. Short of the watchdog's
+  # 10 s: the kernel's own workers bound to those CPUs wait as long.
+  local srv=/sys/kernel/debug/sched/ext_server rt_runtime
+  rt_runtime=$(cat /proc/sys/kernel/sched_rt_runtime_us)
+  [ -d /sys/kernel/debug/sched ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
   echo -1 >/proc/sys/kernel/sched_rt_runtime_us
+  if [ -d "$srv" ]; then
+    for c in $(cpu_list_expand "$first"); do echo 0 >"$srv/cpu$c/runtime"; done
+  fi
   for c in $(cpu_list_expand "$first"); do
-    taskset -c "$c" chrt -f 10 python3 -c 'while True: pass' &
+    taskset -c "$c" chrt -f 10 python3 -c 'import time
+e = time.monotonic() + '"$hold"'
+while time.monotonic() < e: pass' &
     rt+=($!)
   done
-  WORK_PIDS+=("${rt[@]}")
-  if wait_ran 300 "${rt[@]}"; then
-    trace "RT hogs on $first; nice -10 hogs on $rest; the task ($t) may use every CPU"
-    st=$(steps "$t" "$secs")
-    trace "ms the task ran, second by second: $st; the RT hogs ran $(for c in "${rt[@]}"; do printf '%d ' $(($(ran "$c") / 1000000)); done)ms"
-    # 2 s: see GAP_MAX_MS
-    check "seconds in a row the task did not run at all" "z < $((GAP_MAX_MS / 1000))" z="$(stalled_steps "$st")"
-  fi
-  stop_work
+  trace "RT hogs on $first for ${hold}s; nice -10 hogs on $rest; the probe ($t) may use every CPU"
+  for c in "${rt[@]}"; do wait "$c" || true; done
   echo "$rt_runtime" >/proc/sys/kernel/sched_rt_runtime_us
   if [ -d "$srv" ]; then
-    for c in $(cpu_list_expand "$first"); do
-      echo 1000000000 >"$srv/cpu$c/period" && echo 50000000 >"$srv/cpu$c/runtime" || true
-    done
+    for c in $(cpu_list_expand "$first"); do echo 50000000 >"$srv/cpu$c/runtime"; done
   fi
+  sleep 1
+  kill -INT "$t"
+  wait "$t" || fail "the probe failed"
+  trace "probe: $(cat "$out")"
+  check "the probe's longest time off the CPU under $GAP_MAX_MS ms (max_gap_ms)" "g < $GAP_MAX_MS" \
+    g="$(jq -r '.max_gap_ms // "null"' "$out")"
+  stop_work
   sched_stop
   sched_wait_disabled
 }
