@@ -2,15 +2,19 @@
 # The native path on Debian 13, as a newcomer takes it: in a Debian 13
 # (trixie) root, `scripts/install-deps.sh --build` installs what the build
 # needs and nothing of the VM's, then a clean clone of this repository
-# builds (`make build`) and passes its unit tests (`cargo test`): the
+# builds (`make build`) and passes its unit tests (`make test`): the
 # README's commands.
 #
 # The root: mmdebstrap's minbase of trixie from the Debian mirror this
 # machine's apt already uses (the one scripts/install-deps.sh wrote into
 # soryu.sources), built once into SORYU_DEBIAN13_CACHE (default
 # /var/cache/scx_soryu/debian13) and never changed: each run mounts an
-# overlay on it, so every run starts from the bare root. The packages apt
-# downloads are kept in the cache too (a warm run reinstalls them from there).
+# overlay on it, so every run starts from the bare root. Kept in the cache
+# too, so that a second run costs minutes rather than a quarter of an hour:
+# the packages apt downloads (a warm run installs them again, from there),
+# and cargo's target/ of the dependencies, named by the root, Cargo.lock
+# and the toolchain (the crate itself is compiled in every run, and the run
+# checks that it was).
 # Debian 13's rustc is older than the crate's rust-version, so the root gets
 # this machine's rustup toolchain (~/.rustup read-only, ~/.cargo with its
 # crate cache), as README.md's Requirements tells a user to.
@@ -58,6 +62,14 @@ if [ ! -e "$base/.complete" ]; then
   echo "made the Debian 13 root $base in $(($(date +%s) - t0))s (once)"
 fi
 mkdir -p "$cache/apt-archives/partial"
+# cargo's target/, reused only by the same root, lock file and toolchain;
+# any other is removed (a few GB each).
+tkey=$( (echo "$base"; cat Cargo.lock; "$cargo_home/bin/rustc" -vV) | sha256sum | cut -c1-12)
+targets=$cache/target-$tkey
+for d in "$cache"/target-* "$cache"/root-*; do
+  [ -e "$d" ] && [ "$d" != "$targets" ] && [ "$d" != "$base" ] && rm -rf "$d"
+done
+mkdir -p "$targets"
 
 # What the build group installs, and packages of the VM and test groups
 # that must stay out.
@@ -72,8 +84,10 @@ cat >"$tmp/srv/inside.sh" <<'INSIDE'
 set -u
 res=/srv/out/results
 : >"$res"
-ok() { echo "ok $*" >>"$res"; }
-bad() { echo "FAIL $*" >>"$res"; }
+# One line each, whatever the message holds.
+line() { printf '%s %s\n' "$1" "$(printf '%s' "$2" | tr '\n' '|' | cut -c1-400)" >>"$res"; }
+ok() { line ok "$*"; }
+bad() { line FAIL "$*"; }
 step() { echo "== $* ($(date +%T))"; }
 installed() { [ "$(dpkg-query -W -f '${db:Status-Abbrev}' "$1" 2>/dev/null)" = "ii " ]; }
 pkgs_now() { dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' | awk '$1 == "ii" { print $2 }' | sort; }
@@ -88,7 +102,8 @@ for p in $BUILD_PKGS; do installed "$p" && have="$have $p"; done
 pkgs_now >/srv/out/pkgs.before
 
 step "install-deps.sh --build without Rust"
-out=$(PATH=/usr/sbin:/usr/bin:/sbin:/bin bash scripts/install-deps.sh --build 2>&1) && rc=0 || rc=$?
+# (install-deps also looks in $HOME/.cargo/bin: another HOME hides it.)
+out=$(HOME=/nonexistent PATH=/usr/sbin:/usr/bin:/sbin:/bin bash scripts/install-deps.sh --build 2>&1) && rc=0 || rc=$?
 if [ "$rc" = 1 ] && [ "$(grep -c . <<<"$out")" = 1 ] && grep -q "cargo not found: install Rust >= $RUST_MIN with rustup" <<<"$out" &&
   pkgs_now | cmp -s - /srv/out/pkgs.before; then
   ok "without Rust: one line, exit 1, nothing installed: $out"
@@ -129,8 +144,11 @@ step "make build"
 if make build >/srv/out/build.log 2>&1 && [ -x target/release/scx_soryu ]; then
   ok "make build: target/release/scx_soryu"
 else
-  bad "make build failed: $(grep -m3 -E 'error|warning: .*failed' /srv/out/build.log | tr '\n' '|')"
+  bad "make build failed: $(grep -m3 -E 'error|warning: .*failed' /srv/out/build.log)"
 fi
+# The dependencies' build may come from the cache; the crate's own never does.
+grep -q '^ *Compiling scx_soryu v' /srv/out/build.log && ok "the crate itself was compiled in this run" ||
+  bad "make build did not compile scx_soryu itself (a stale target/?)" 
 v=$(target/release/scx_soryu --version 2>&1) && ok "scx_soryu --version: $v" || bad "scx_soryu --version: $v"
 if out=$(target/release/scx_soryu --check-flags 2>&1) && [ -z "$out" ]; then
   ok "scx_soryu --check-flags: the default flags accepted"
@@ -138,12 +156,12 @@ else
   bad "scx_soryu --check-flags: $out"
 fi
 
-step "cargo test"
-if cargo test >/srv/out/test.log 2>&1; then
+step "make test"
+if make test >/srv/out/test.log 2>&1; then
   n=$(sed -n 's/^test result: ok\. \([0-9]*\) passed.*/\1/p' /srv/out/test.log | awk '{s += $1} END {print s + 0}')
-  [ "$n" -gt 0 ] && ok "cargo test: $n unit tests passed" || bad "cargo test ran no test"
+  [ "$n" -gt 0 ] && ok "make test: $n unit tests passed" || bad "make test ran no test"
 else
-  bad "cargo test failed: $(grep -E '^test .* FAILED|^error' /srv/out/test.log | head -n 3 | tr '\n' '|')"
+  bad "make test failed: $(grep -E '^test .* FAILED|^error' /srv/out/test.log | head -n 3)"
 fi
 echo done >/srv/out/done
 INSIDE
@@ -154,7 +172,7 @@ chmod 755 "$tmp/srv/inside.sh"
 root=$tmp/merged
 mkdir -p "$root" "$tmp/upper" "$tmp/work"
 unshare --mount --propagation private bash -euo pipefail -c '
-  base=$1 tmp=$2 root=$3 rustup_home=$4 cargo_home=$5 repo=$6 archives=$7
+  base=$1 tmp=$2 root=$3 rustup_home=$4 cargo_home=$5 repo=$6 archives=$7 targets=${11}
   mount -t overlay overlay -o "lowerdir=$base,upperdir=$tmp/upper,workdir=$tmp/work" "$root"
   mount -t proc proc "$root/proc"
   mount --rbind /dev "$root/dev"
@@ -166,11 +184,13 @@ unshare --mount --propagation private bash -euo pipefail -c '
   mount --bind "$tmp/srv" "$root/srv"
   cp /etc/resolv.conf "$root/etc/resolv.conf"
   git clone -q "$repo" "$root/root/scx_soryu"
+  mkdir "$root/root/scx_soryu/target"
+  mount --bind "$targets" "$root/root/scx_soryu/target"
   chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
     PATH=/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     BUILD_PKGS="$8" OTHER_PKGS="$9" RUST_MIN="${10}" /bin/bash /srv/inside.sh
 ' _ "$base" "$tmp" "$root" "$rustup_home" "$cargo_home" "$repo" "$cache/apt-archives" \
-  "$build_pkgs" "$other_pkgs" "$rust_min" >"$tmp/inside.log" 2>&1 || true
+  "$build_pkgs" "$other_pkgs" "$rust_min" "$targets" >"$tmp/inside.log" 2>&1 || true
 
 results=target/debian13-results
 rm -rf "$results" && mkdir -p "$results"
