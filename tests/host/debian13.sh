@@ -141,6 +141,9 @@ else
 fi
 
 step "make build"
+# The cached target/ holds the last run's binary: it must not stand in for
+# this run's.
+rm -f target/release/scx_soryu
 if make build >/srv/out/build.log 2>&1 && [ -x target/release/scx_soryu ]; then
   ok "make build: target/release/scx_soryu"
 else
