@@ -73,7 +73,7 @@ check "the unit is installed, not enabled" test ! -e "$root/etc/systemd/system/m
 
 # --systemd: the guest's pid 1 is systemd; --rw: the copy is writable.
 start=$(date +%s)
-timeout "${SORYU_SYSTEMD_TIMEOUT:-900}" vng --disable-kvm --force-9p -v --systemd \
+timeout "${SORYU_SYSTEMD_TIMEOUT:-1200}" vng --disable-kvm --force-9p -v --systemd \
   -r "$SORYU_VMLINUZ" --root "$root" --rw --cpus 2 --memory 1G \
   </dev/null >"$tmp/console.log" 2>&1 || true
 secs=$(($(date +%s) - start))
@@ -84,7 +84,7 @@ cp "$tmp/console.log" "$root/srv/out/"* "$results/" 2>/dev/null || true
 if [ -e "$root/srv/out/done" ]; then
   ok "the guest booted with systemd, ran the checks and powered off (${secs}s; logs in $results)"
 else
-  bad "the checks did not finish within ${SORYU_SYSTEMD_TIMEOUT:-900}s (${secs}s; console: $results/console.log)"
+  bad "the checks did not finish within ${SORYU_SYSTEMD_TIMEOUT:-1200}s (${secs}s; console: $results/console.log)"
   tail -n 20 "$tmp/console.log" | sed 's/^/    /' || true
 fi
 [ -f "$root/srv/out/guest-info" ] && sed 's/^/  guest: /' "$root/srv/out/guest-info"
