@@ -1,6 +1,7 @@
 # Build, install and uninstall scx_soryu and its systemd service.
 #
 #   make build                             cargo build --release (as your user)
+#   make test                              the unit tests (cargo test)
 #   sudo make install                      PREFIX=/usr/local
 #   sudo make install PREFIX=/usr
 #   make install DESTDIR=/some/stage PREFIX=/usr    staged, e.g. for a package
@@ -73,10 +74,15 @@ ENV_DEFAULT := service/scx_soryu.default
 # (/run/systemd/system exists exactly then: sd_booted()).
 SYSTEMD_LIVE = [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ] && command -v systemctl >/dev/null
 
-.PHONY: build install uninstall deb check-prefix check-bin
+.PHONY: build test install uninstall deb check-prefix check-bin
 
+# scx_utils' build script runs $BPF_CLANG (plain `clang` by default, which
+# Debian's clang-19 does not provide), so every cargo step is given it.
 build:
 	BPF_CLANG=$(BPF_CLANG) $(CARGO) build --release
+
+test:
+	BPF_CLANG=$(BPF_CLANG) $(CARGO) test
 
 check-prefix:
 	@case "$(PREFIX)" in /*) ;; *) echo "PREFIX must be an absolute path (got '$(PREFIX)')" >&2; exit 1;; esac
