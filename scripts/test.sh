@@ -25,7 +25,8 @@
 # recorded as failed, not run, and a running one is cut at it, so a hang ends
 # in a summary rather than a killed CI job. A VM test whose guest died of the
 # emulator's known crash is run once more by vm/run.sh; the summary counts
-# those reruns ("emulator crash, rerun: N"). Nothing else is ever rerun.
+# those reruns ("emulator crash, rerun: N"); after one, that crash fails
+# its test. Nothing else is ever rerun.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -171,7 +172,14 @@ vm_test() {
     emulator_reruns=$((emulator_reruns + 1))
     hint="$hint; EMULATOR CRASH, RERUN"
   fi
+  # one rerun per suite: a second crash of that kind fails its test
+  [ "$emulator_reruns" = 0 ] || export SORYU_VM_RERUNS_LEFT=0
+  [ ! -e "target/vm-results/$name/emulator-crash-not-rerun" ] ||
+    hint="$hint; EMULATOR CRASH AGAIN IN THIS SUITE, NOT RERUN"
   tally "vm: $name" "$rc" "$start" "target/vm-results/$name/guest.log" "$hint"
+  if [ -s "target/vm-results/$name/kernel-alarms.txt" ]; then
+    why+=("  kernel alarms in the guest's log:" "$(head -n 3 "target/vm-results/$name/kernel-alarms.txt" | cut -c 1-240 | sed 's/^/  | /')")
+  fi
   if [ "$rc" != 0 ] && [ ! -e "target/vm-results/$name/exit-status" ]; then
     # The guest never finished: what its kernel said last is the reason.
     local klines

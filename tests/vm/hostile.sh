@@ -348,7 +348,7 @@ w_memory() {
   local real usr sys
   read -r real usr sys < <(stress_cpu "$SORYU_OUT/$CASE.s.log" vm) || true
   check "vm workers' CPU time (usr + sys) against the run's time" "u + y >= 0.25 * r && r > 0" \
-    u="${usr:-0}" y="${sys:-0}" r="${real:-0}"
+    u="$usr" y="$sys" r="$real"
 }
 
 # dmesg_check, allowing what a CPU hotplug legitimately prints: sched_ext

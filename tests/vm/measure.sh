@@ -100,12 +100,11 @@ if [ -s "$SORYU_OUT/$CASE.jsonl" ]; then
   # Loaded intervals (all but the last four) against the idle ones at the
   # end (the last three full ones): dispatches per interval must drop, as
   # per-interval figures do and running totals cannot.
-  busy=$(jq -s 'map(select(.type == "interval")) | .[1:-4] | map(.dispatch) | sort | .[length / 2 | floor] // 0' "$SORYU_OUT/$CASE.jsonl")
-  idle=$(jq -s 'map(select(.type == "interval")) | .[-3:] | map(.dispatch) | max // 0' "$SORYU_OUT/$CASE.jsonl")
-  awk -v b="$busy" -v i="$idle" 'BEGIN { exit !(b > 0 && i < 0.2 * b) }' ||
-    fail "dispatches per interval: median $busy under load, up to $idle idle afterwards: not per-interval figures?"
-  ints=$(jq -s 'map(select(.type == "interval") | .int_count) | add // 0' "$SORYU_OUT/$CASE.jsonl")
-  [ "$ints" -gt 0 ] || fail "the interactive class is empty although pipe and futex wakers ran"
+  busy=$(jq -s 'map(select(.type == "interval")) | .[1:-4] | map(.dispatch) | sort | .[length / 2 | floor]' "$SORYU_OUT/$CASE.jsonl")
+  idle=$(jq -s 'map(select(.type == "interval")) | .[-3:] | map(.dispatch) | max' "$SORYU_OUT/$CASE.jsonl")
+  check "dispatches per interval fall once the load stops (median under load, most idle): per-interval figures" \
+    "b > 0 && i < 0.2 * b" b="$busy" i="$idle"
+  check "the interactive class is not empty (pipe and futex wakers ran)" "n > 0" n="$(report_sum int_count)"
   [ ! -s "$SORYU_OUT/$CASE.problems" ] || fail "$(cat "$SORYU_OUT/$CASE.problems")"
   # stress-ng ran every stressor
   for st in cpu pipe futex; do stress_ran "$SORYU_OUT/$CASE.stress.log" "$st"; done
