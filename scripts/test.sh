@@ -41,7 +41,7 @@ export BPF_CLANG=${BPF_CLANG:-clang-19}
 suite_deadline=${SORYU_SUITE_DEADLINE:-4800}
 # Usual seconds (qemu 10, 2 vCPUs, this project's machine) x 3, boot included.
 declare -A vm_deadline=([core]=900 [cycles]=1500 [errors]=600 [hostile]=1800
-  [measure]=300 [policy]=1200 [starve]=1200 [topology]=900 [topology-starve]=600 [weights]=600)
+  [hotplug]=600 [measure]=300 [policy]=1200 [starve]=1200 [topology]=900 [topology-starve]=600 [weights]=600)
 emulator_reruns=0
 
 vm_only=0
@@ -155,6 +155,10 @@ vm_test() {
   left=$((suite_start + suite_deadline - start))
   limit=${SORYU_VM_TIMEOUT:-${vm_deadline[$name]:-900}}
   [ "$limit" -le "$left" ] || limit=$left
+  if [ "$name" = errors ] && [ -z "${SORYU_PEER_BIN:-}" ]; then
+    # its busy-peer case runs another sched_ext scheduler: built once, cached
+    bash bench/peers.sh bpfland || echo "peers: no scx_bpfland; errors' busy-peer case will fail"
+  fi
   SORYU_VM_TIMEOUT=$limit vm/run.sh "tests/vm/$name.sh" || rc=$?
   # The summary is what a CI log keeps: name hung cases, and the case a
   # test cut by its deadline was in (the newest trace file). (Under

@@ -162,7 +162,8 @@ case_begin() {
   KMSG_MARK="soryu-test: begin case $CASE $(now)"
   echo "$KMSG_MARK" >/dev/kmsg
   trace "begin; sched_ext state $(scx_state)"
-  if [ "$(scx_state)" != disabled ]; then
+  # (CASE_BEGIN_STATE empty: a test whose scheduler runs across its cases)
+  if [ -n "${CASE_BEGIN_STATE-disabled}" ] && [ "$(scx_state)" != "${CASE_BEGIN_STATE-disabled}" ]; then
     fail "sched_ext state is '$(scx_state)' before the case started (ops '$(scx_ops)')"
   fi
 }
@@ -341,8 +342,9 @@ report_sum() {
     else "missing:\($f)" end' 2>/dev/null || echo unreadable
 }
 
-# report_intervals: the interval records in the case's --report-json file.
-report_intervals() { report_records 2>/dev/null | jq -c 'select(.type == "interval")' | wc -l; }
+# report_intervals [FILE]: the interval records in a --report-json file
+# (the case's by default).
+report_intervals() { report_records "${1:-}" 2>/dev/null | jq -c 'select(.type == "interval")' | wc -l; }
 
 # report_wait_past N: wait up to 30 s for the case's JSON report to hold
 # more than N interval records. The daemon counts from its first reading of
