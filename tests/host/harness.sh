@@ -9,6 +9,8 @@
 #     sleeping in atomic context, the verifier and BTF) and none of the
 #     kernel's ordinary lines a test produces;
 #   - a Rust panic in the daemon's log is found;
+#   - hostile.sh's check of a report across restarts refuses intervals
+#     numbered again, a missing exit record and a second header;
 #   - vm/run.sh, with a stand-in for virtme-ng that replays a console:
 #     the emulator's known crash (an int3 Oops at a known site while
 #     sched_ext switches, then a panic) is rerun once, and no more once the
@@ -66,6 +68,32 @@ printf '%s\n' '{"type":"header"}' >"$tmp/h.jsonl"
 check "report_sum: no interval is no number" test "$(guest_lib report_sum wakeups "$tmp/h.jsonl")" = no-intervals
 out=$(guest_lib check "--clear-bitmap off: no bit was ever cleared" "c == 0" "c=$(sum bitmap_clear)")
 check "a renamed field fails an '== 0' check" grep -q "c is not a number ('missing:bitmap_clear')" <<<"$out"
+
+# ---- a report across restarts (hostile.sh hotplug_report_check)
+restart_report() { # restart_report FILE N: the check's failures for a report of N restarts
+  (
+    export SORYU_OUT=$tmp/out SORYU_BIN=/bin/true SORYU_KCONFIG=/dev/null SORYU_REPO=$repo HOSTILE_LIB=1
+    # shellcheck source=tests/vm/hostile.sh
+    . tests/vm/hostile.sh
+    CASE=harness
+    hotplug_report_check "$2" "$1"
+    [ ${#CASE_FAILS[@]} = 0 ] || printf '%s\n' "${CASE_FAILS[@]}"
+  )
+}
+iv() { echo "{\"type\":\"interval\",\"index\":$1}"; }
+ex() { echo "{\"type\":\"exit\",\"kind_name\":\"$1\",\"restart\":$2,\"intervals\":$3}"; }
+{ echo '{"type":"header"}'; iv 0; iv 1; ex unreg_kern true 2; iv 2; ex unreg_kern true 3; iv 3; ex unreg false 4; } >"$tmp/restarts.jsonl"
+out=$(restart_report "$tmp/restarts.jsonl" 2)
+check "a report across 2 restarts: one header, intervals 0-3, an exit record per restart${out:+: $out}" test -z "$out"
+sed 's/"index":2/"index":0/; s/"index":3/"index":1/' "$tmp/restarts.jsonl" >"$tmp/renumbered.jsonl"
+out=$(restart_report "$tmp/renumbered.jsonl" 2)
+check "intervals numbered again from 0 after a restart fail" grep -q "interval indices not 0, 1, 2" <<<"$out"
+grep -v '"intervals":3' "$tmp/restarts.jsonl" >"$tmp/noexit.jsonl"
+out=$(restart_report "$tmp/noexit.jsonl" 2)
+check "a restart without its exit record fails" grep -q "2 exit records for 2 restarts" <<<"$out"
+{ echo '{"type":"header"}'; iv 0; ex unreg_kern true 1; echo '{"type":"header"}'; iv 0; ex unreg false 1; } >"$tmp/newrun.jsonl"
+out=$(restart_report "$tmp/newrun.jsonl" 1)
+check "a restart that starts a new run (a second header) fails" grep -q "2 headers" <<<"$out"
 
 # ---- kernel alarms
 cat >"$tmp/alarms.log" <<'EOF'

@@ -125,14 +125,15 @@ while [ $(($(now) - start)) -lt "$total" ]; do
   read -r k n <"$SORYU_OUT/$CASE.sample" || true
   rt=0
   case $w in rthogs | rtswitch) rt=1 ;; esac
+  # The round's first interval holds the end of the round before: judged
+  # with that round's k and n too, and not at all after an RT round.
+  [ "$prev_rt" = 0 ] || i0=$((i0 + 1))
   q=$(report_records "$SORYU_OUT/soak.jsonl" | jq -s --argjson a "$i0" --argjson b "$i1" \
     '[.[] | select(.type == "interval" and .index >= $a and .index < $b) | .queued_max_us] | max' 2>/dev/null || true)
   trace "report intervals $i0..$((i1 - 1)); longest queued wait $q us; most tasks $k, fewest CPUs $n"
-  if [ "$rt" = 1 ] || [ "$prev_rt" = 1 ]; then
-    # (the round's first interval holds the end of the round before)
-    trace "starvation bound not judged: SCHED_FIFO tasks held the CPUs in this round or the last"
+  if [ "$rt" = 1 ]; then
+    trace "starvation bound not judged: SCHED_FIFO tasks held the CPUs"
   else
-    # the first interval may hold the end of the round before: its k and n count too
     [ "${k:-0}" -ge "$prev_k" ] 2>/dev/null || k=$prev_k
     [ "${n:-$ncpu}" -le "$prev_n" ] 2>/dev/null || n=$prev_n
     check "the longest wait on soryu's queues within the starvation bound (k $k, n $n, L $LATE ms)" \
