@@ -121,6 +121,11 @@ cat >"$tmp/alarms.log" <<'EOF'
 [  123.456789] inconsistent lock state
 [  123.456789] suspicious RCU usage
 [  123.456789] verifier bug: scc exit: no visit info for call chain
+[  123.456789] INFO: trying to register non-static key.
+[  123.456789] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)
+[  123.456789] list_del corruption. prev->next should be ffff888003a1c2d8, but was ffff888003a1c2e8. (prev=ffff888003a1c2e8)
+[  123.456789] refcount_t: underflow; use-after-free.
+[  123.456789] BUG: KASAN: slab-use-after-free in scx_dispatch+0x12/0x40
 [  123.456789] BPF: Invalid name
 EOF
 cat >"$tmp/clean.log" <<'EOF'
