@@ -19,7 +19,8 @@
 #     the round (every task, running or not: an upper bound on those that
 #     may starve together) and n = the fewest CPUs online, plus the
 #     platform's lateness L, measured first under the default scheduler
-#     (SCHED_FIFO sleepers beside a CPU hog per CPU, as starve.sh does);
+#     (SCHED_FIFO sleepers beside a CPU hog per CPU, as starve.sh does;
+#     above 250 ms five times, the host is too noisy and the soak fails);
 #   - at the end: exit 0 on SIGTERM, no panic in the daemon's log, its
 #     memory flat (VmRSS read after every round: the largest of the second
 #     half of the rounds at most RSS_SLACK_KB above the largest of the
@@ -48,23 +49,32 @@ workloads=(forkstorm threads affinity nicechurn yield rtswitch rthogs hotplug cg
 echo "soak: $(uname -r), $ncpu CPUs, ${total}s in rounds of ${secs}s, knobs $knobs"
 
 # The platform's lateness L: a SCHED_FIFO sleeper (1 ms sleeps) pinned to
-# each CPU beside a CPU hog per CPU, under the default scheduler.
+# each CPU beside a CPU hog per CPU, under the default scheduler, for 10 s.
+# Above LATE_CAP_MS (as tests/vm/topology-starve.sh at 8 CPUs) it is
+# measured again, up to five times, and then the host is too noisy to
+# judge a bound: the soak fails.
+LATE_CAP_MS=${SORYU_LATE_CAP_MS:-250}
 case_begin lateness
-stress-ng --cpu "$ncpu" --timeout 60s --temp-path "$SORYU_OUT" >"$SORYU_OUT/$CASE.hogs.log" 2>&1 &
-hogs=$!
-sleep 2
-late_pids=()
-for c in $(seq 0 $((ncpu - 1))); do
-  taskset -c "$c" python3 "$here/starve_probe.py" 10 "late$c" sleeper >"$SORYU_OUT/$CASE.late$c" &
-  late_pids+=($!)
+for try in 1 2 3 4 5; do
+  stress-ng --cpu "$ncpu" --timeout 60s --temp-path "$SORYU_OUT" >"$SORYU_OUT/$CASE.hogs.log" 2>&1 &
+  hogs=$!
+  sleep 2
+  late_pids=()
+  for c in $(seq 0 $((ncpu - 1))); do
+    taskset -c "$c" python3 "$here/starve_probe.py" 10 "late$c" sleeper >"$SORYU_OUT/$CASE.late$c" &
+    late_pids+=($!)
+  done
+  for p in "${late_pids[@]}"; do wait "$p" || fail "a lateness sleeper exited non-zero"; done
+  kill -INT "$hogs" 2>/dev/null || true
+  wait "$hogs" 2>/dev/null || true
+  LATE=$(cat "$SORYU_OUT/$CASE".late* | jq -s 'map(.max_late_ms) | max' 2>/dev/null || true)
+  echo "platform lateness under the default scheduler (try $try): $LATE ms"
+  is_number "$LATE" || { fail "no lateness measured: '$LATE'"; break; }
+  awk -v l="$LATE" -v c="$LATE_CAP_MS" 'BEGIN { exit !(l <= c) }' && break
 done
-for p in "${late_pids[@]}"; do wait "$p" || fail "a lateness sleeper exited non-zero"; done
-kill -INT "$hogs" 2>/dev/null || true
-wait "$hogs" 2>/dev/null || true
-LATE=$(cat "$SORYU_OUT/$CASE".late* | jq -s 'map(.max_late_ms) | max' 2>/dev/null || true)
-echo "platform lateness under the default scheduler: $LATE ms"
-is_number "$LATE" || fail "no lateness measured: '$LATE'"
+check "the platform's lateness (ms) within the cap: quiet enough to judge a bound" "l <= c" l="$LATE" c="$LATE_CAP_MS"
 case_end
+[ ${#CASE_FAILS[@]} = 0 ] || { summary; exit 1; }
 
 SCHED_LOG=$SORYU_OUT/soak.sched.log
 case_begin start
@@ -104,10 +114,11 @@ rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$SOAK_PID/status" 2>/dev/nul
 HOTPLUG_DOWN=0
 prev_k=0 prev_n=$ncpu prev_rt=0
 r=0
+i1=0 # each round judges the intervals from where the one before stopped
 while [ $(($(now) - start)) -lt "$total" ]; do
   w=${workloads[r % ${#workloads[@]}]}
   case_begin "r$r-$w"
-  i0=$(report_intervals "$SORYU_OUT/soak.jsonl")
+  i0=$i1
   round_sampler "$SORYU_OUT/$CASE.sample" &
   sampler=$!
   SCHED_PID=$SOAK_PID MAX_TASKS=0
