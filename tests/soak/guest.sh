@@ -43,6 +43,8 @@ case $knobs in default) flags=() ;; all-on) flags=("${ALL_ON[@]}") ;; *) echo "S
 CASE_DEADLINE=${SORYU_CASE_DEADLINE:-$((4 * secs + 600))}
 CASE_BEGIN_STATE= # soryu runs across the rounds
 RSS_SLACK_KB=${SORYU_SOAK_RSS_SLACK_KB:-2048}
+# 8 virtual CPUs on two host cores: a quarter of the 2-CPU test's speed
+PROBE_SECS=${SORYU_PROBE_SECS:-80}
 STARVE_MS=100 SLICE_US=1000
 HZ=$(sed -n 's/^CONFIG_HZ=//p' "$SORYU_KCONFIG")
 workloads=(forkstorm threads affinity nicechurn yield rtswitch rthogs hotplug cgroup memory)
