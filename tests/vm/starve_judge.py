@@ -109,14 +109,15 @@ def main():
             # the longest wait (without a trace, the probe's own figure)
             wait_ms = trace.get("max_wait_ms", rec["max_wait_ms"])
             b = bound_ms(k, n, starve_ms, slice_us, hz, late_ms)
-            # for a wait past the bound, the latest tick late during it
+            # for the longest wait past the bound, the latest tick late during it
             noisy = ""
-            for s, e in spans:
+            for s, e in sorted(spans, key=lambda w: w[0] - w[1]):
                 lt = [g for g in late_ticks if g[0] < e and g[1] > s]
                 if (e - s) * 1000 > b and lt:
                     g = max(lt, key=lambda g: g[3])
                     noisy = (f"; CPU {g[2]}'s tick was {g[3]} ms late during a wait of "
                              f"{round((e - s) * 1000, 3)} ms (a busy host? rerun on a quieter one)")
+                    break
             rec = {**rec, "probe_max_wait_ms": rec.get("max_wait_ms"), **trace,
                    "pid": pid, "k": k, "n": n, "late_ms": late_ms,
                    "window_late_ms": window_late_ms, "bound_ms": b}
