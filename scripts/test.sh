@@ -35,7 +35,8 @@
 # recorded as failed, not run, and a running one is cut at it, so a hang ends
 # in a summary rather than a killed CI job. A VM test whose guest died of the
 # emulator's known crash is run once more by vm/run.sh; the summary counts
-# those reruns ("emulator crash, rerun: N"). Nothing else is ever rerun.
+# those reruns ("emulator crash, rerun: N"); after one, that crash fails
+# its test. Nothing else is ever rerun.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -50,8 +51,8 @@ export BPF_CLANG=${BPF_CLANG:-clang-19}
 suite_deadline=${SORYU_SUITE_DEADLINE:-4800}
 # Usual seconds (qemu 10, 2 vCPUs, this project's machine) x 3, boot included.
 declare -A vm_deadline=([core]=900 [cycles]=1500 [errors]=600 [hostile]=1800
-  [measure]=300 [policy]=1200 [starve]=1200 [topology]=900 [topology-starve]=600 [weights]=600
-  [holes]=600 [bigtopo]=1500 [verifier]=600)
+  [hotplug]=600 [measure]=300 [policy]=1200 [starve]=1200 [topology]=900 [topology-starve]=600
+  [weights]=600 [holes]=600 [bigtopo]=1500 [verifier]=600 [report-edges]=600)
 emulator_reruns=0
 
 # Machine shapes a run may ask for (TEST:SHAPE), as vm/run.sh settings.
@@ -195,6 +196,10 @@ vm_test() {
   left=$((suite_start + suite_deadline - start))
   limit=${SORYU_VM_TIMEOUT:-${vm_deadline[$test]:-900}}
   [ "$limit" -le "$left" ] || limit=$left
+  if [ "$test" = errors ] && [ -z "${SORYU_PEER_BIN:-}" ]; then
+    # its busy-peer case runs another sched_ext scheduler: built once, cached
+    bash bench/peers.sh bpfland || echo "peers: no scx_bpfland; errors' busy-peer case will fail"
+  fi
   env "${env[@]}" SORYU_VM_TIMEOUT="$limit" vm/run.sh --name "$name" "tests/vm/$test.sh" || rc=$?
   # The summary is what a CI log keeps: name hung cases, and the case a
   # test cut by its deadline was in (the newest trace file). (Under
@@ -212,7 +217,14 @@ vm_test() {
     emulator_reruns=$((emulator_reruns + 1))
     hint="$hint; EMULATOR CRASH, RERUN"
   fi
+  # one rerun per suite: a second crash of that kind fails its test
+  [ "$emulator_reruns" = 0 ] || export SORYU_VM_RERUNS_LEFT=0
+  [ ! -e "target/vm-results/$name/emulator-crash-not-rerun" ] ||
+    hint="$hint; EMULATOR CRASH AGAIN IN THIS SUITE, NOT RERUN"
   tally "vm: $name" "$rc" "$start" "target/vm-results/$name/guest.log" "$hint"
+  if [ -s "target/vm-results/$name/kernel-alarms.txt" ]; then
+    why+=("  kernel alarms in the guest's log:" "$(head -n 3 "target/vm-results/$name/kernel-alarms.txt" | cut -c 1-240 | sed 's/^/  | /')")
+  fi
   if [ "$rc" != 0 ] && [ ! -e "target/vm-results/$name/exit-status" ]; then
     # The guest never finished: what its kernel said last is the reason.
     local klines

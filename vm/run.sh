@@ -18,10 +18,13 @@
 #   the caller's environment
 #
 # Exit status: the guest script's; 1 when the VM failed to boot twice, or
-# the run timed out, or the guest died before the script finished. On the
-# emulator's known crash (below) the runner runs the test once more,
-# loudly, and leaves a file `emulator-reruns` in the results directory;
-# 75 when the rerun died of it too.
+# the run timed out, or the guest died before the script finished, or the
+# guest's kernel log holds a kernel alarm (vm/kernel-alarms: a WARN, BUG,
+# Oops, RCU stall, hung task, lockup, lockdep report...) although the script
+# passed. On the emulator's known crash (below) the runner runs the test
+# once more, loudly, and leaves a file `emulator-reruns` in the results
+# directory; 75 when the rerun died of it too, or when no rerun is left
+# (SORYU_VM_RERUNS_LEFT=0: scripts/test.sh allows one per suite).
 #
 # A VM that does not boot (no `booted` marker) is retried once, loudly. A
 # test that fails inside a booted VM is never retried here.
@@ -32,7 +35,12 @@
 # does not own: "Oops: int3" and a panic. qemu 7.2 (Debian 12) did it about
 # once per 30 sched_ext switches; qemu >= 10.0 (bookworm-backports, which
 # scripts/install-deps.sh installs) has not been seen to (docs/testing.md).
-# The runner refuses an older qemu unless SORYU_VM_OLD_QEMU=1.
+# The runner refuses an older qemu unless SORYU_VM_OLD_QEMU=1. Only that
+# exact signature is rerun (emulator_crash below): the first alarm of the
+# guest's log is the int3 Oops, its RIP is at one of KNOWN_INT3_SITES (the
+# static-branch call sites seen to trap), its header shows sched_ext loaded
+# or switching ("Sched_ext: NAME (enabling)" and the like), and a panic
+# follows. Any other int3 Oops, at any other site, is a failure.
 #
 # Settings (environment):
 #   SORYU_BIN              default <repo>/target/release/scx_soryu
@@ -56,6 +64,7 @@
 #   SORYU_VM_CACHE         kernel cache, see vm/kernel.sh
 #   SORYU_VM_QEMU          another qemu-system-x86_64 (e.g. to compare
 #                          emulators; with SORYU_VM_OLD_QEMU=1 for one < 10)
+#   SORYU_VM_RERUNS_LEFT   reruns after the emulator's known crash (1)
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -252,19 +261,39 @@ show_kernel_log() {
   local f=$out/dmesg.txt
   [ -s "$f" ] || f=$out/console.log
   echo "---- sched_ext and error lines of the guest kernel log ($f) ----"
-  grep -E 'sched_ext|BUG:|WARNING:|Oops|Kernel panic|(^|[^a-z])stall' "$f" |
-    grep -v 'ommand line' | tail -n 40 || true
+  { grep -E 'sched_ext|(^|[^a-z])stall' "$f" | grep -v 'ommand line'; kernel_alarms "$f"; } |
+    awk '!seen[$0]++' | tail -n 40 || true
 }
 
-# The emulator's known crash, and nothing else: the guest died (no exit
-# status, no timeout) with an int3 Oops followed by a panic.
+# kernel_alarms FILE: the lines of FILE that vm/kernel-alarms names.
+kernel_alarms() { grep -E -f <(grep -v -e '^#' -e '^$' "$repo/vm/kernel-alarms") "$1" || true; }
+
+# The int3 sites the emulator's crash has been seen at: functions whose
+# static branches sched_ext patches when it switches on or off.
+KNOWN_INT3_SITES='__schedule|scx_allow_ttwu_queue'
+
+# emulator_crash LOG: the guest died (no exit status, no timeout) of the
+# emulator's known crash, and nothing else (see the head of this file).
 emulator_crash() {
-  [ ! -e "$out/exit-status" ] && [ ! -e "$out/.timed-out" ] &&
-    grep -q 'Oops: int3' "$out/console.log" && grep -q 'Kernel panic' "$out/console.log"
+  local log=$1 first n block
+  [ ! -e "$out/exit-status" ] && [ ! -e "$out/.timed-out" ] || return 1
+  first=$(kernel_alarms "$log" | head -n1)
+  [[ $first == *"Oops: int3"* ]] || return 1
+  n=$(grep -n -m1 -F -- "$first" "$log" | cut -d: -f1)
+  block=$(sed -n "$n,$((n + 40))p" "$log")
+  grep -qE "RIP: [0-9a-f]+:($KNOWN_INT3_SITES)\+0x" <<<"$block" &&
+    grep -qE 'Sched_ext: [^ ]+ \((enabling|enabled|disabling)' <<<"$block" &&
+    sed -n "$n,\$p" "$log" | grep -q 'Kernel panic'
 }
 
 boot_test || exit 1
-if emulator_crash; then
+if emulator_crash "$out/console.log"; then
+  if [ "${SORYU_VM_RERUNS_LEFT:-1}" -le 0 ]; then
+    echo "vm/run.sh: FAIL: the guest died of the emulator's known crash (Oops: int3 at a live-patched site, then a panic), and no rerun is left in this suite (SORYU_VM_RERUNS_LEFT=0)" >&2
+    grep -m1 -A12 'Oops: int3' "$out/console.log" >&2 || true
+    echo 1 >"$out/emulator-crash-not-rerun"
+    exit 75
+  fi
   # Once, loudly; the first attempt's files are kept for the record, and
   # `emulator-reruns` tells scripts/test.sh to count it in its summary.
   # The rerun's guest sees that subdirectory: a guest script looks only at
@@ -277,7 +306,7 @@ if emulator_crash; then
   echo 1 >"$out/emulator-reruns"
   echo "################################################################" >&2
   echo "vm/run.sh: EMULATOR CRASH (Oops: int3 at a live-patched site, then a panic): running $name once more" >&2
-  grep -m1 -A3 'Oops: int3' "$keep/console.log" >&2 || true
+  grep -m1 -A12 'Oops: int3' "$keep/console.log" >&2 || true
   echo "vm/run.sh: first attempt's logs: $keep" >&2
   echo "################################################################" >&2
   boot_test || exit 1
@@ -287,7 +316,7 @@ if [ ! -e "$out/exit-status" ]; then
   crash=1
   if [ -e "$out/.timed-out" ]; then
     echo "vm/run.sh: FAIL: $name did not finish within ${timeout_s}s" >&2
-  elif emulator_crash; then
+  elif emulator_crash "$out/console.log"; then
     echo "vm/run.sh: FAIL: the guest died of the emulator's known crash again (Oops: int3, then a panic)" >&2
     crash=75
   else
@@ -305,6 +334,16 @@ if [ "${SORYU_VM_VERBOSE:-0}" != 1 ] && [ "${SORYU_VM_STREAM:-0}" != 1 ]; then
   cat "$out/guest.log" 2>/dev/null || true
   echo "---- end of $name ----"
 fi
+# The whole boot's kernel log, between cases and before the first too: a
+# kernel alarm anywhere fails the run, whatever the script said.
+alarms=$(kernel_alarms "$out/dmesg.txt")
+if [ -n "$alarms" ]; then
+  echo "vm/run.sh: FAIL: kernel alarm(s) in the guest's kernel log ($out/dmesg.txt):" >&2
+  echo "$alarms" >"$out/kernel-alarms.txt"
+  head -n 10 <<<"$alarms" >&2
+  [ "$rc" != 0 ] || rc=1
+fi
+[ -s "$out/dmesg.txt" ] || { echo "vm/run.sh: FAIL: the guest wrote no kernel log (dmesg.txt)" >&2; [ "$rc" != 0 ] || rc=1; }
 if [ "$rc" != 0 ]; then
   show_kernel_log
   say "FAIL: $name exited $rc (logs: $out)"

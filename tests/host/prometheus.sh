@@ -257,6 +257,44 @@ if [ -n "$py" ]; then
   fi
 fi
 
+# ---- a reader beside the writer: every read is a whole file
+# The file is replaced after every interval while node_exporter may be
+# reading it. A reader opens and reads it as fast as it can while sample
+# runs (three intervals each) replace it 900 times: each read must be a
+# whole file (as many lines as the sample has, the last one ended). A
+# plain in-place write (open with truncation, then write) shows a reader
+# an empty or partial file (tried: see docs/testing.md).
+cat >"$tmp/reader.py" <<'PY'
+import os
+import sys
+
+path, stop, want = sys.argv[1], sys.argv[2], int(sys.argv[3])
+reads = torn = 0
+example = "-"
+while not os.path.exists(stop):
+    with open(path, "rb") as f:
+        data = f.read()
+    reads += 1
+    lines = data.count(b"\n")
+    if not (data.endswith(b"\n") and lines == want):
+        torn += 1
+        example = f"{len(data)}_bytes_{lines}_lines"
+print(reads, torn, example)
+PY
+want=$(wc -l <"$f")
+python3 "$tmp/reader.py" "$f" "$tmp/stop-reader" "$want" >"$tmp/reader.out" &
+reader=$!
+sleep 0.2
+for i in $(seq 300); do "$bin" --prometheus-sample "$f" --run-id host-test >/dev/null 2>&1 || true; done
+touch "$tmp/stop-reader"
+wait "$reader" || true
+read -r reads torn example <"$tmp/reader.out" || true
+if [ "${reads:-0}" -ge 1000 ] && [ "$torn" = 0 ]; then
+  ok "a reader beside 900 replacements: $reads reads, every one a whole file of $want lines"
+else
+  bad "a reader beside 900 replacements: ${reads:-no} reads, ${torn:-?} of them not a whole file of $want lines (e.g. ${example:-?})"
+fi
+
 # ---- node_exporter serves it
 # same.py FILE SCRAPE: the scx_soryu series of FILE and of node_exporter's
 # SCRAPE are the same (names, labels, values; order and label order aside).

@@ -162,7 +162,8 @@ case_begin() {
   KMSG_MARK="soryu-test: begin case $CASE $(now)"
   echo "$KMSG_MARK" >/dev/kmsg
   trace "begin; sched_ext state $(scx_state)"
-  if [ "$(scx_state)" != disabled ]; then
+  # (CASE_BEGIN_STATE empty: a test whose scheduler runs across its cases)
+  if [ -n "${CASE_BEGIN_STATE-disabled}" ] && [ "$(scx_state)" != "${CASE_BEGIN_STATE-disabled}" ]; then
     fail "sched_ext state is '$(scx_state)' before the case started (ops '$(scx_ops)')"
   fi
 }
@@ -329,8 +330,21 @@ sched_wait_disabled() {
 # once the daemon has stopped, so a line written wrong still fails.
 report_records() { jq -cR 'fromjson? // empty' "${1:-$SORYU_OUT/$CASE.jsonl}"; }
 
-# report_intervals: the interval records in the case's --report-json file.
-report_intervals() { report_records 2>/dev/null | jq -c 'select(.type == "interval")' | wc -l; }
+# report_sum FIELD [FILE]: FIELD summed over the interval records of a
+# --report-json file (the case's by default). When an interval lacks the
+# field, holds something else than a number there, or there is no interval,
+# it prints a word that is no number ("missing:FIELD", "no-intervals"), which
+# check() refuses: a field renamed or never written never reads as 0.
+report_sum() {
+  report_records "${2:-}" | jq -rs --arg f "$1" '[.[] | select(.type == "interval")] |
+    if length == 0 then "no-intervals"
+    elif all(.[]; .[$f] | type == "number") then map(.[$f]) | add
+    else "missing:\($f)" end' 2>/dev/null || echo unreadable
+}
+
+# report_intervals [FILE]: the interval records in a --report-json file
+# (the case's by default).
+report_intervals() { report_records "${1:-}" 2>/dev/null | jq -c 'select(.type == "interval")' | wc -l; }
 
 # report_wait_past N: wait up to 30 s for the case's JSON report to hold
 # more than N interval records. The daemon counts from its first reading of
@@ -398,27 +412,47 @@ case_kmsg() {
   awk -v m="$KMSG_MARK" 'found { print } index($0, m) { found = 1 }' <<<"$log"
 }
 
-# dmesg_check: this case's part of the kernel log (after case_begin's
-# mark) must have no sched_ext error or stall. A normal unregister prints
+# Kernel alarms: lines of a kernel log that match vm/kernel-alarms (one
+# extended regular expression a line), whatever the case or the scheduler
+# does: a WARN anywhere, BUG, Oops, panic, RCU stalls, hung tasks, soft,
+# hard and workqueue lockups, lockdep's reports, sleeping in atomic
+# context, the verifier's and BPF's own complaints.
+# kernel_alarms FILE: prints FILE's alarm lines.
+ALARMS_FILE=${SORYU_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/vm/kernel-alarms
+kernel_alarms() {
+  grep -E -f <(grep -v -e '^#' -e '^$' "$ALARMS_FILE") "$1" || true
+}
+
+# dmesg_check [--alarms-only] [ALLOW...]: this case's part of the kernel
+# log (after case_begin's mark) must hold no kernel alarm (kernel_alarms)
+# and no sched_ext error or stall. A normal unregister prints
 #   sched_ext: BPF scheduler "soryu" disabled (unregistered from user space)
 # which is fine; an error exit prints "disabled (runtime error)",
 # "(scx_bpf_error)" or "(runnable task stall)" and then
 #   sched_ext: soryu: <message>.
 #
-# Each argument is one more fixed string to allow, e.g.
+# Each ALLOW is one more fixed string to allow among the sched_ext lines
+# (never among the alarms), e.g.
 #   dmesg_check 'disabled (unregistered from the main kernel)'   # hotplug
+# --alarms-only: the sched_ext lines are the case's to judge (a case that
+# makes the kernel end the scheduler on purpose); the alarms still fail.
 # shellcheck disable=SC2120 # arguments are optional
 dmesg_check() {
-  local f=$SORYU_OUT/$CASE.dmesg.txt bad a
+  local f=$SORYU_OUT/$CASE.dmesg.txt bad a scx=1
+  if [ "${1:-}" = --alarms-only ]; then scx=0; shift; fi
   local allow=(-e 'disabled (unregistered from user space)')
   for a in "$@"; do allow+=(-e "$a"); done
   case_kmsg >"$f" || return 0
   grep -E 'sched_ext' "$f" >>"$SORYU_OUT/$CASE.trace" || true
+  bad=$(kernel_alarms "$f")
+  if [ -n "$bad" ]; then
+    fail "kernel alarm: $(echo "$bad" | head -n5 | sed 's/^\[ *[0-9.]*\] //' | tr '\n' '|')"
+  fi
+  [ "$scx" = 1 ] || return 0
   bad=$(grep -E \
     -e 'sched_ext: BPF scheduler .* disabled \(' \
     -e 'runnable task stall|scx_bpf_error|runtime error|failed to run for' \
-    -e 'sched_ext: .*(error|stall|fail)' \
-    -e 'WARNING:.*kernel/sched/ext|BUG:|Oops|Kernel panic' "$f" |
+    -e 'sched_ext: .*(error|stall|fail)' "$f" |
     grep -v -F "${allow[@]}" || true)
   if [ -n "$bad" ]; then
     fail "kernel log: $(echo "$bad" | head -n5 | sed 's/^\[ *[0-9.]*\] //' | tr '\n' '|')"
@@ -426,11 +460,19 @@ dmesg_check() {
   fi
 }
 
+# daemon_panics LOG: a Rust panic in any of the daemon's threads. A thread
+# other than the main one dies alone (the stats monitor, the stats server),
+# and the main thread may still exit 0: its output is the only trace.
+daemon_panics() { grep -E "panicked at|thread '.*' panicked" "$1" 2>/dev/null | head -n 3 || true; }
+
 # Ends the case: stops whatever still runs, prints PASS/FAIL.
 case_end() {
   if [ -n "$SCHED_PID" ]; then sched_stop; fi
   load_stop
   case_watchdog_stop
+  local p
+  p=$(daemon_panics "$SORYU_OUT/$CASE.sched.log")
+  [ -z "$p" ] || fail "the daemon panicked ($CASE.sched.log): $(tr '\n' '|' <<<"$p")"
   if [ ${#CASE_FAILS[@]} -eq 0 ]; then
     PASSED=$((PASSED + 1))
     echo "PASS $CASE"
@@ -457,18 +499,31 @@ kill_all() {
   PIDS=()
 }
 cputime() { awk '{ print $1 }' "/proc/$1/schedstat"; } # ns on the CPU
-# check DESCRIPTION AWK-CONDITION VAR=VALUE...: fail unless the condition holds.
+# check DESCRIPTION AWK-CONDITION VAR=VALUE...: fail unless the condition
+# holds. Every VALUE must be a number: an empty one (a figure never read),
+# null (a field jq did not find) or any other word fails the check. (awk
+# would compare such a value as a string: with mawk, "null" >= 100 holds.)
 check() {
   local what=$1 cond=$2
   shift 2
-  local vars=() kv
-  for kv in "$@"; do vars+=(-v "$kv"); done
-  if awk "${vars[@]}" "BEGIN { exit !($cond) }"; then
+  local vars=() kv v prog=
+  for kv in "$@"; do
+    v=${kv#*=}
+    if ! is_number "$v"; then
+      fail "$what: ${kv%%=*} is not a number ('$v'), so $cond cannot be judged"
+      return 0
+    fi
+    vars+=(-v "$kv")
+    prog+="${kv%%=*} += 0; "
+  done
+  if awk "${vars[@]}" "BEGIN { $prog exit !($cond) }"; then
     trace "ok: $what ($*)"
   else
     fail "$what: $cond does not hold for $*"
   fi
 }
+# is_number VALUE: a decimal number (sign, fraction and exponent allowed).
+is_number() { [[ $1 =~ ^[-+]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][-+]?[0-9]+)?$ ]]; }
 
 # Prints the closing line, "N passed, M failed", and returns non-zero when
 # a case failed.

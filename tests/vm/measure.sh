@@ -20,6 +20,20 @@
 #     totals), the interactive class is not empty, and every stressor made
 #     progress;
 #   - the usual: enabled while running, exit 0, disabled after, clean dmesg.
+#
+# Then the daemon's other outputs, under the CI load:
+#   stats       --stats 1 (with --report-sec 0, so only the stats thread
+#               prints): a report line a second, numbered 0, 1, 2..., about
+#               a second long, with dispatches;
+#   prometheus  --prometheus FILE: while the daemon runs the file parses
+#               (prometheus_client), carries the run's --run-id, and its
+#               counters are the sums of the JSON report's intervals up to
+#               the one it counts (reports, wakeups); it is removed at exit,
+#               with no temporary file left;
+#   compare     `scx_soryu compare` on the measure case's report: exit 0 on
+#               like runs, a one-line refusal and a non-zero exit when one
+#               header says another CPU count, exit 0 again with
+#               --allow-mismatch, which names the difference.
 set -euo pipefail
 
 # shellcheck source=tests/vm/lib.sh
@@ -101,18 +115,114 @@ if [ -s "$SORYU_OUT/$CASE.jsonl" ]; then
   # Loaded intervals (all but the last four) against the idle ones at the
   # end (the last three full ones): dispatches per interval must drop, as
   # per-interval figures do and running totals cannot.
-  busy=$(jq -s 'map(select(.type == "interval" and .final != true)) | .[1:-4] | map(.dispatch) | sort | .[length / 2 | floor] // 0' "$SORYU_OUT/$CASE.jsonl")
-  idle=$(jq -s 'map(select(.type == "interval" and .final != true)) | .[-3:] | map(.dispatch) | max // 0' "$SORYU_OUT/$CASE.jsonl")
-  awk -v b="$busy" -v i="$idle" 'BEGIN { exit !(b > 0 && i < 0.2 * b) }' ||
-    fail "dispatches per interval: median $busy under load, up to $idle idle afterwards: not per-interval figures?"
-  ints=$(jq -s 'map(select(.type == "interval") | .int_count) | add // 0' "$SORYU_OUT/$CASE.jsonl")
-  [ "$ints" -gt 0 ] || fail "the interactive class is empty although pipe and futex wakers ran"
+  busy=$(jq -s 'map(select(.type == "interval" and .final != true)) | .[1:-4] | map(.dispatch) | sort | .[length / 2 | floor]' "$SORYU_OUT/$CASE.jsonl")
+  idle=$(jq -s 'map(select(.type == "interval" and .final != true)) | .[-3:] | map(.dispatch) | max' "$SORYU_OUT/$CASE.jsonl")
+  check "dispatches per interval fall once the load stops (median under load, most idle): per-interval figures" \
+    "b > 0 && i < 0.2 * b" b="$busy" i="$idle"
+  check "the interactive class is not empty (pipe and futex wakers ran)" "n > 0" n="$(report_sum int_count)"
   [ ! -s "$SORYU_OUT/$CASE.problems" ] || fail "$(cat "$SORYU_OUT/$CASE.problems")"
   # stress-ng ran every stressor
   for st in cpu pipe futex; do stress_ran "$SORYU_OUT/$CASE.stress.log" "$st"; done
 fi
 grep -q 'bpf ns/call' "$SORYU_OUT/$CASE.sched.log" || fail "the text report has no 'bpf ns/call' line"
 dmesg_check
+case_end
+
+case_begin stats
+# (no --report-json: --report-sec 0 turns the reports off, which it needs)
+"$SORYU_BIN" --stats 1 --report-sec 0 --kconfig "$SORYU_KCONFIG" >"$SORYU_OUT/$CASE.sched.log" 2>&1 &
+SCHED_PID=$!
+if sched_wait_enabled; then
+  load_start 10
+  watch_running 10
+  sched_stop
+  load_stop
+  sched_wait_disabled
+  # "[soryu] #N  L s | dispatch D ...": N counts from 0, L about 1 s
+  lines=$(grep -E '^\[soryu\] #' "$SORYU_OUT/$CASE.sched.log" || true)
+  trace "$(wc -l <<<"$lines") stats lines; first: $(head -n1 <<<"$lines")"
+  check "stats lines in 10 s of --stats 1" "n >= 5" n="$(grep -c . <<<"$lines")"
+  idx=$(sed -n 's/^\[soryu\] #\([0-9]*\) .*/\1/p' <<<"$lines" | tr '\n' ' ')
+  [ "$idx" = "$(seq -s ' ' 0 $(($(grep -c . <<<"$lines") - 1))) " ] || fail "stats lines not numbered 0, 1, 2...: $idx"
+  # the middle lines (the first starts at the monitor's first reading)
+  awk '{ for (i = 1; i <= NF; i++) if ($i == "s" && $(i + 1) == "|") len = $(i - 1); for (i = 1; i <= NF; i++) if ($i == "dispatch") d = $(i + 1)
+         if (NR > 1) { n++; if (len < 0.5 || len > 3 || d <= 0) bad = bad " #" NR - 1 " (" len " s, dispatch " d ")" } }
+       END { if (!n) print "too few lines"; else if (bad) print bad }' <<<"$lines" >"$SORYU_OUT/$CASE.bad"
+  [ ! -s "$SORYU_OUT/$CASE.bad" ] || fail "stats lines not a second long with dispatches: $(cat "$SORYU_OUT/$CASE.bad")"
+fi
+dmesg_check
+case_end
+
+case_begin prometheus
+prom=$SORYU_OUT/$CASE.prom
+if sched_start --report-sec 2 --prometheus "$prom" --run-id vm-prom && sched_wait_enabled; then
+  load_start 12
+  report_wait_past 2 || true
+  sleep 1
+  # a copy of the file as it stood, and the report records written by then
+  cp "$prom" "$SORYU_OUT/$CASE.read.prom" 2>/dev/null || fail "no --prometheus file while the daemon runs"
+  mode=$(stat -c %a "$prom" 2>/dev/null || true)
+  [ "$mode" = 644 ] || fail "the --prometheus file's mode is '$mode', not 644 (node_exporter reads it as another user)"
+  watch_running 4
+  sched_stop
+  load_stop
+  sched_wait_disabled
+  [ ! -e "$prom" ] || fail "the --prometheus file is still there after the daemon exited"
+  left=$(find "$SORYU_OUT" -maxdepth 1 -name ".$CASE.prom.*" | head -n 3)
+  [ -z "$left" ] || fail "temporary files left: $left"
+  if [ -s "$SORYU_OUT/$CASE.read.prom" ]; then
+    out=$(python3 - "$SORYU_OUT/$CASE.read.prom" "$SORYU_OUT/$CASE.jsonl" <<'PY' 2>&1
+import json, sys
+from prometheus_client.parser import text_string_to_metric_families
+text = open(sys.argv[1]).read()
+s = {}
+for f in text_string_to_metric_families(text):
+    for x in f.samples:
+        if x.labels.get("run_id") != "vm-prom":
+            print(f"{x.name}{x.labels}: run_id is not vm-prom"); sys.exit(1)
+        if not x.labels.keys() - {"run_id"}:
+            s[x.name] = x.value
+recs = [json.loads(l) for l in open(sys.argv[2])]
+hdr, ivs = recs[0], [r for r in recs if r.get("type") == "interval"]
+n = int(s["scx_soryu_reports_total"])
+if hdr.get("run_id") != "vm-prom":
+    print(f"the JSON header's run_id is {hdr.get('run_id')!r}"); sys.exit(1)
+if not 2 <= n <= len(ivs):
+    print(f"reports_total {n} with {len(ivs)} interval records"); sys.exit(1)
+w = sum(r["wakeups"] for r in ivs[:n])
+if s["scx_soryu_wakeups_total"] != w or w <= 0:
+    print(f"wakeups_total {s['scx_soryu_wakeups_total']}, the first {n} intervals' wakeups sum to {w}"); sys.exit(1)
+print(f"{n} reports, {w:.0f} wakeups, as the JSON report's first {n} intervals")
+PY
+) && trace "ok: --prometheus file: $out" || fail "the --prometheus file: $out"
+  fi
+fi
+report_check
+dmesg_check
+case_end
+
+case_begin compare
+m=$SORYU_OUT/measure.jsonl
+if [ ! -s "$m" ]; then
+  fail "no report of the measure case to compare"
+else
+  # B: the same run, its header saying one more CPU
+  jq -c 'if .type == "header" then .nr_cpus += 1 else . end' "$m" >"$SORYU_OUT/$CASE.b.jsonl"
+  rc=0
+  "$SORYU_BIN" compare "$m" "$m" >"$SORYU_OUT/$CASE.same.txt" 2>&1 || rc=$?
+  [ "$rc" = 0 ] || fail "compare of like runs: exit status $rc: $(tail -n2 "$SORYU_OUT/$CASE.same.txt" | tr '\n' '|')"
+  rc=0
+  err=$("$SORYU_BIN" compare "$m" "$SORYU_OUT/$CASE.b.jsonl" 2>&1 >/dev/null) || rc=$?
+  trace "compare of unlike runs: status $rc: $err"
+  [ "$rc" != 0 ] || fail "compare of runs with other CPU counts: exit status 0"
+  [ "$(grep -c . <<<"$err")" = 1 ] && grep -q 'measured under different conditions: the CPU count differs' <<<"$err" ||
+    fail "compare's refusal is not one line naming the CPU count: $(head -c 300 <<<"$err")"
+  ! grep -qiE 'panicked|backtrace' <<<"$err" || fail "compare panicked: $err"
+  rc=0
+  "$SORYU_BIN" compare --allow-mismatch "$m" "$SORYU_OUT/$CASE.b.jsonl" >"$SORYU_OUT/$CASE.allow.txt" 2>&1 || rc=$?
+  [ "$rc" = 0 ] && grep -q 'MISMATCH (--allow-mismatch)' "$SORYU_OUT/$CASE.allow.txt" ||
+    fail "compare --allow-mismatch: exit status $rc, $(grep -c MISMATCH "$SORYU_OUT/$CASE.allow.txt") MISMATCH lines"
+fi
 case_end
 
 summary
