@@ -57,8 +57,8 @@ emulator_reruns=0
 
 # Machine shapes a run may ask for (TEST:SHAPE), as vm/run.sh settings.
 declare -A vm_shape=(
-  [32]="SORYU_VM_CPUS=32 SORYU_VM_SMP=sockets=8,cores=2,threads=2 SORYU_VM_NUMA=2 SORYU_VM_MEMORY=4G"
-  [1llc]="SORYU_VM_CPUS=16 SORYU_VM_SMP=sockets=1,cores=8,threads=2 SORYU_VM_NUMA=1"
+  [32]="SORYU_VM_CPUS=32 SORYU_VM_SMP=sockets=8,cores=2,threads=2 SORYU_VM_NUMA=2 SORYU_VM_MEMORY=4G SORYU_BIGTOPO_CASES=shape,load,strict"
+  [1llc]="SORYU_VM_CPUS=16 SORYU_VM_SMP=sockets=1,cores=8,threads=2 SORYU_VM_NUMA=1 SORYU_BIGTOPO_CASES=shape,load,cpuset"
 )
 # Runs beside every tests/vm/*.sh on the default kernel: the big machine
 # shapes, and what proves soryu on 6.12 LTS, the oldest kernel it supports
