@@ -183,14 +183,17 @@ run_kernel() { local k=${1%%:*}; [[ $k == *@* ]] && echo "${k#*@}" || true; }
 run_shape() { [[ $1 == *:* ]] && echo "${1#*:}" || true; }
 
 # vm_test RUN: tests/vm/TEST.sh in the VM on its kernel and shape, counted
-# from the guest's log; its results in target/vm-results/RUN/.
+# from the guest's log; its results in target/vm-results/RUN/, with + for
+# @ and :.
 vm_test() {
-  local name=$1 test kernel shape start rc=0 left limit hint hung env=()
+  local name=$1 dir test kernel shape start rc=0 left limit hint hung env=()
   test=$(run_test "$name") kernel=$(run_kernel "$name") shape=$(run_shape "$name")
+  # the guest mounts it: no @ or : in its name (vng refuses them)
+  dir=${name//[@:]/+}
   [ -z "$kernel" ] || env+=("SORYU_VM_KERNEL=$kernel")
   # shellcheck disable=SC2206 # the shape's settings are words
   [ -z "$shape" ] || env+=(${vm_shape[$shape]})
-  hint="logs in target/vm-results/$name/"
+  hint="logs in target/vm-results/$dir/"
   banner "VM test $name"
   start=$(date +%s)
   left=$((suite_start + suite_deadline - start))
@@ -200,36 +203,36 @@ vm_test() {
     # its busy-peer case runs another sched_ext scheduler: built once, cached
     bash bench/peers.sh bpfland || echo "peers: no scx_bpfland; errors' busy-peer case will fail"
   fi
-  env "${env[@]}" SORYU_VM_TIMEOUT="$limit" vm/run.sh --name "$name" "tests/vm/$test.sh" || rc=$?
+  env "${env[@]}" SORYU_VM_TIMEOUT="$limit" vm/run.sh --name "$dir" "tests/vm/$test.sh" || rc=$?
   # The summary is what a CI log keeps: name hung cases, and the case a
   # test cut by its deadline was in (the newest trace file). (Under
   # `set -e -o pipefail`: nothing below may fail when there is no match.)
-  hung=$(find "target/vm-results/$name" -maxdepth 1 -name '*.hung' -printf '%f\n' 2>/dev/null |
+  hung=$(find "target/vm-results/$dir" -maxdepth 1 -name '*.hung' -printf '%f\n' 2>/dev/null |
     sed 's/\.hung$//' | sort | tr '\n' ' ' || true)
   [ -z "$hung" ] || hint="hung cases: ${hung% } (CASE.hang.txt); $hint"
-  if [ -e "target/vm-results/$name/.timed-out" ]; then
+  if [ -e "target/vm-results/$dir/.timed-out" ]; then
     local last
-    last=$(find "target/vm-results/$name" -maxdepth 1 -name '*.trace' -printf '%T@ %p\n' 2>/dev/null |
+    last=$(find "target/vm-results/$dir" -maxdepth 1 -name '*.trace' -printf '%T@ %p\n' 2>/dev/null |
       sort -n | tail -n1 | cut -d' ' -f2- || true)
     hint="TIMEOUT after ${limit}s${last:+ in case $(basename "$last" .trace) ($(tail -n1 "$last" || true))}; $hint"
   fi
-  if [ -e "target/vm-results/$name/emulator-reruns" ]; then
+  if [ -e "target/vm-results/$dir/emulator-reruns" ]; then
     emulator_reruns=$((emulator_reruns + 1))
     hint="$hint; EMULATOR CRASH, RERUN"
   fi
   # one rerun per suite: a second crash of that kind fails its test
   [ "$emulator_reruns" = 0 ] || export SORYU_VM_RERUNS_LEFT=0
-  [ ! -e "target/vm-results/$name/emulator-crash-not-rerun" ] ||
+  [ ! -e "target/vm-results/$dir/emulator-crash-not-rerun" ] ||
     hint="$hint; EMULATOR CRASH AGAIN IN THIS SUITE, NOT RERUN"
-  tally "vm: $name" "$rc" "$start" "target/vm-results/$name/guest.log" "$hint"
-  if [ -s "target/vm-results/$name/kernel-alarms.txt" ]; then
-    why+=("  kernel alarms in the guest's log:" "$(head -n 3 "target/vm-results/$name/kernel-alarms.txt" | cut -c 1-240 | sed 's/^/  | /')")
+  tally "vm: $name" "$rc" "$start" "target/vm-results/$dir/guest.log" "$hint"
+  if [ -s "target/vm-results/$dir/kernel-alarms.txt" ]; then
+    why+=("  kernel alarms in the guest's log:" "$(head -n 3 "target/vm-results/$dir/kernel-alarms.txt" | cut -c 1-240 | sed 's/^/  | /')")
   fi
-  if [ "$rc" != 0 ] && [ ! -e "target/vm-results/$name/exit-status" ]; then
+  if [ "$rc" != 0 ] && [ ! -e "target/vm-results/$dir/exit-status" ]; then
     # The guest never finished: what its kernel said last is the reason.
     local klines
     klines=$(grep -E 'Oops|BUG:|Kernel panic|WARNING:|invalid opcode|general protection' \
-      "target/vm-results/$name/console.log" 2>/dev/null | tail -n 3 | cut -c 1-240 | sed 's/^/  | /' || true)
+      "target/vm-results/$dir/console.log" 2>/dev/null | tail -n 3 | cut -c 1-240 | sed 's/^/  | /' || true)
     [ -z "$klines" ] || why+=("  kernel, last error lines:" "$klines")
   fi
   if [ "$rc" = 0 ] && [[ $hint == *RERUN ]]; then results[-1]+="  (EMULATOR CRASH, RERUN)"; fi
