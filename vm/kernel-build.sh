@@ -73,6 +73,14 @@ tar -xJf "$tmp"/usr/src/linux-source-*.tar.xz -C "$tmp"
 rm -rf "$tmp/usr"
 src=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d -name 'linux-source-*' | head -n1)
 [ -n "$src" ] || die "the tarball of $pkg $ver holds no linux-source-* tree"
+# A pahole older than the kernel asks for still writes BTF, but a wrong
+# one: on 7.x, the kfuncs with implicit arguments keep them, and no
+# sched_ext scheduler loads ("func_proto incompatible with vmlinux").
+need=$(awk '$1 == "pahole" && $2 ~ /^[0-9.]+$/ { print $2; exit }' "$src/Documentation/process/changes.rst" 2>/dev/null || true)
+have=$(pahole --version | tr -d v)
+if [ -n "$need" ] && [ "$(printf '%s\n' "$need" "$have" | sort -V | head -n1)" != "$need" ]; then
+  die "$pkg $ver needs pahole $need or later for its BTF, and this machine has $have: build it on a newer system, or pin Debian's binary kernel of that series (vm/kernel.pin)"
+fi
 
 make -C "$src" -s allnoconfig >&2
 "$src/scripts/kconfig/merge_config.sh" -m -O "$src" "$src/.config" "${fragments[@]}" >/dev/null

@@ -43,13 +43,15 @@ log() { echo "vm/kernel.sh: $*" >&2; }
 pins() { grep -Ev '^[[:space:]]*(#|$)' "$pin_file"; }
 pin_of() { pins | awk -v n="$1" '$1 == n'; }
 
-# The release and package version linux-image-amd64 in $suite points at now.
+# The newest release of series $1 (e.g. 7.2) in $suite, and its package
+# version: "7.2.12+deb13-amd64 7.2.12-1~bpo13+1".
 newest_binary() {
-  local v r
-  v=$(apt-cache show "linux-image-amd64/$suite" 2>/dev/null | sed -n 's/^Version: //p' | head -n1)
-  r=$(apt-cache depends "linux-image-amd64/$suite" 2>/dev/null |
-    sed -n 's/^ *Depends: linux-image-\([0-9][^ ]*\)$/\1/p' | head -n1)
-  [ -n "$v" ] && [ -n "$r" ] && echo "$r $v"
+  local r v
+  r=$(apt-cache pkgnames "linux-image-$1." 2>/dev/null |
+    grep -E "^linux-image-${1//./\\.}\.[0-9]+\+deb13-amd64\$" | sort -V | tail -n1) || return 1
+  r=${r#linux-image-}
+  v=$(apt-cache madison "linux-image-$r" 2>/dev/null | awk -F'|' -v s="$suite" '$3 ~ s { gsub(/ /, "", $2); print $2; exit }')
+  [ -n "$r" ] && [ -n "$v" ] && echo "$r $v"
 }
 # The newest version of source package $1 in any configured suite.
 newest_source() {
@@ -71,7 +73,7 @@ case ${1:-} in
   [ $# -eq 2 ] || die "usage: vm/kernel.sh --bump NAME (one of: $(pins | awk '{ print $1 }' | xargs))"
   read -r name kind what ver variant < <(pin_of "$2") || die "no kernel named '$2' in $pin_file"
   if [ "$kind" = binary ]; then
-    new=$(newest_binary) || die "apt cannot resolve linux-image-amd64 in $suite (run scripts/install-deps.sh)"
+    new=$(newest_binary "$name") || die "apt knows no linux-image-$name.* in $suite (run scripts/install-deps.sh)"
   else
     new="$what $(newest_source "$what")" || die "apt knows no $what (run scripts/install-deps.sh)"
   fi
@@ -110,7 +112,7 @@ if [ "$kind" = source ]; then
 fi
 [ "$kind" = binary ] || die "kernel $name: unknown kind '$kind' in $pin_file"
 kver=$what pkgver=$ver
-cur=$(newest_binary || true)
+cur=$(newest_binary "$name" || true)
 if [ -n "$cur" ] && [ "$cur" != "$kver $pkgver" ]; then
   log "note: $suite now has $cur; the tests stay on the pinned $kver $pkgver (vm/kernel.sh --bump $name to move)"
 fi
