@@ -126,6 +126,23 @@ pub fn install_libbpf_logger(verbose: bool) {
     libbpf_rs::set_print(Some((PrintLevel::Debug, libbpf_print)));
 }
 
+/// The kfunc libbpf found declared differently in the kernel's BTF, if that
+/// is why the load failed ("extern (func ksym) 'NAME': func_proto [N]
+/// incompatible with vmlinux [M]"): the kernel's API, not a verifier
+/// refusal.
+fn kfunc_mismatch() -> Option<String> {
+    let tail = LIBBPF_TAIL.lock().unwrap_or_else(|e| e.into_inner());
+    tail.iter().find_map(|l| kfunc_of_mismatch(l))
+}
+
+fn kfunc_of_mismatch(line: &str) -> Option<String> {
+    if !line.contains("incompatible with vmlinux") {
+        return None;
+    }
+    let rest = line.split("extern (func ksym) '").nth(1)?;
+    rest.split('\'').next().map(str::to_string)
+}
+
 fn libbpf_tail() -> String {
     let tail = LIBBPF_TAIL.lock().unwrap_or_else(|e| e.into_inner());
     tail.iter().map(|l| format!("  | {l}\n")).collect()
@@ -237,6 +254,9 @@ impl<'a> Scheduler<'a> {
         // take seconds, and the attached line says which one did.
         let load_start = Instant::now();
         let mut skel = scx_ops_load!(skel, soryu_ops, uei).map_err(|e| {
+            if let Some(kfunc) = kfunc_mismatch() {
+                return anyhow!("kernel {} is not supported: its BTF gives the sched_ext kfunc {kfunc} other arguments than this scheduler passes (a 7.x kernel needs BTF from pahole 1.26 or later; kernels.md in the docs lists the tested kernels; -v shows libbpf's lines)", kernel_release());
+            }
             let tail = libbpf_tail();
             anyhow!("the BPF scheduler failed to load (refused by libbpf or the kernel verifier): {e:#}\nlast libbpf/verifier lines (run with -v for all):\n{tail}")
         })?;
@@ -508,4 +528,20 @@ pub fn monitor(intv: Duration, shutdown: Arc<AtomicBool>) -> Result<()> {
             Ok(())
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kfunc_of_mismatch;
+
+    #[test]
+    fn kfunc_mismatch_is_read_off_libbpf() {
+        let line = "libbpf: extern (func ksym) 'scx_bpf_get_idle_cpumask': func_proto [426] incompatible with vmlinux [51375]";
+        assert_eq!(
+            kfunc_of_mismatch(line).as_deref(),
+            Some("scx_bpf_get_idle_cpumask")
+        );
+        let ok = "libbpf: extern (func ksym) 'scx_bpf_cpu_rq': resolved to vmlinux [110256]";
+        assert_eq!(kfunc_of_mismatch(ok), None);
+    }
 }
