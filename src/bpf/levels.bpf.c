@@ -346,6 +346,38 @@ __verified_once bool queued_above(u32 lvl)
 }
 
 /*
+ * Is a task counted on a shared level but not yet on its DSQ, in any LLC?
+ * ops.enqueue counts a task before its victim search (count_waiting()),
+ * and the kernel inserts it only after ops.enqueue returns: a CPU going
+ * idle between the two finds the count but no task (go_idle()). A count
+ * above its DSQ's number of tasks says so; it also reads high for a moment
+ * after a task is moved to a CPU and before it runs. Both pass within
+ * microseconds, so the caller may look again; a task queued that this CPU
+ * may not run is on its DSQ, counted no higher, and never reads as one.
+ */
+__verified_once bool insert_in_flight(void)
+{
+	struct llc_queues *q;
+	u64 bits;
+	u32 i, j, l;
+
+	bpf_for(i, 0, llc_count()) {
+		if (!(q = queues_of(i)))
+			continue;
+		bits = READ_ONCE(q->bitmap);
+		bpf_for(j, 0, SORYU_NR_LEVELS) {
+			if (!bits)
+				break;
+			l = lowest_bit(bits);
+			bits &= bits - 1;
+			if (READ_ONCE(*QV(q->nr, l)) > scx_bpf_dsq_nr_queued(LEVEL_DSQ(i, l)))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
  * --clear-bitmap: the last resort of a dispatch that found nothing through
  * the bitmaps. Read every level's queued count below @limit, LLC by LLC
  * from @own, and take a task from a non-empty one whose bit reads clear

@@ -451,14 +451,26 @@ static __always_inline bool take_best(s32 cpu, struct cpu_ctx *cctx, u32 limit, 
  * then look once more. The show, a full barrier and the second look pair
  * with ops.enqueue's count, barrier and victim search (count_waiting()):
  * a task queued meanwhile either finds this CPU shown idle and kicks it,
- * or is counted when this CPU looks again. True: the second look found one.
+ * or is counted when this CPU looks again, and found then or, if its
+ * insert has not landed, by the dispatch a kick of this CPU brings. True:
+ * the second look found one.
  */
 static bool go_idle(s32 cpu, struct cpu_ctx *cctx, u64 now, struct soryu_stats *st)
 {
 	if (cctx)
 		show_level(cctx, SORYU_LVL_NONE);
 	full_barrier();
-	return take_best(cpu, cctx, SORYU_NR_LEVELS, now, st);
+	if (take_best(cpu, cctx, SORYU_NR_LEVELS, now, st))
+		return true;
+	/*
+	 * Counted, not yet inserted: the enqueue's victim search ran before
+	 * this CPU showed idle, and its insert lands after this look. Kick
+	 * this CPU: the kick is sent after this dispatch, and its next one
+	 * finds the task (insert_in_flight()).
+	 */
+	if (insert_in_flight())
+		scx_bpf_kick_cpu(cpu, 0);
+	return false;
 }
 
 void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
