@@ -39,7 +39,7 @@ pub struct Opts {
     /// preempted for a sync wakeup (a pipe or socket write) or a requeued
     /// task only once it has run that long (0: at once; other wakeups
     /// preempt at once); at most the slice [default: the slice]. Lets
-    /// message passing batch; see docs/performance-history.md.
+    /// message passing batch.
     #[arg(long, value_name = "US")]
     pub wakeup_gran_us: Option<u64>,
 

@@ -150,7 +150,7 @@ fn libbpf_tail() -> String {
 
 /// Instructions the kernel's verifier walked to load the scheduler, over
 /// all its programs, and the program that took the most: what the load's
-/// time grows with (docs/performance-history.md). A program whose info cannot be
+/// time grows with (measured under emulation). A program whose info cannot be
 /// read counts 0: this is a figure for the log, not a check.
 fn verified_insns(skel: &BpfSkel) -> (u64, String, u32) {
     use std::os::fd::{AsFd, AsRawFd};
@@ -371,7 +371,7 @@ impl<'a> Scheduler<'a> {
             // four more once the timeout is up, and each yield sends this
             // thread behind every runnable task of its level: 412 yields in
             // 15 s under pipe and futex load, which left 20 to 40 ms of each
-            // 100 ms asleep (docs/performance-history.md). A client now waits up to
+            // 100 ms asleep (measured under emulation). A client now waits up to
             // one tick for its figures.
             std::thread::sleep(TICK);
             // Answer scx_stats clients; they difference snapshots themselves.

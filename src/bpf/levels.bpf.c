@@ -207,7 +207,7 @@ static bool probe_level(struct llc_queues *q, u32 llc, u32 lvl, struct soryu_sta
  * first, a task queued by one CPU was as likely to go to another: under the
  * compile with its waker, 39,000 migrations a build for 77,000 dispatch
  * calls that took a task, against the default scheduler's 770 migrations
- * (docs/performance-history.md). False: the caller takes the head as before.
+ * (measured under emulation). False: the caller takes the head as before.
  *
  * What this costs the order within a level, and why the guarantees hold:
  *  - the head is passed over only while its wait (its age, age_at, the

@@ -45,7 +45,7 @@ UEI_DEFINE(uei);
  * first; with those static, dispatch alone cost the verifier 108,910
  * instructions and the load took a median 13.4 s under the CI load
  * (tests/vm/cycles.sh), against 8,620 instructions and 4.9 s as globals
- * (docs/performance-history.md).
+ * (measured under emulation).
  */
 #define __verified_once __noinline
 
@@ -597,7 +597,7 @@ s32 BPF_STRUCT_OPS(soryu_init_task, struct task_struct *p, struct scx_init_task_
 	 * then wins back one sleep at a time, and at a worse level than a
 	 * saturating interactive load it ran only on starvation serves, one
 	 * a round: under pipe and futex ping-pong its 2 s reports came 5 to
-	 * 8 s apart (docs/performance-history.md). Its nice still counts, and it uses
+	 * 8 s apart (measured under emulation). Its nice still counts, and it uses
 	 * a few milliseconds a second.
 	 */
 	if (p->tgid == daemon_tgid)

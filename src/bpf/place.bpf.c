@@ -188,7 +188,7 @@ static bool place_on_idle(struct task_struct *p, struct soryu_task_ctx *tctx, u6
  * Through a shared level, whichever CPU dispatched first took it: hackbench
  * with threads over pipes migrated ten times as often as under the default
  * scheduler, which puts the partner on the waker's CPU in the same way
- * (docs/performance-history.md). Only where @p passes no better task, as a task on
+ * (measured under emulation). Only where @p passes no better task, as a task on
  * a local DSQ runs before any dispatch on its CPU:
  *  - no task is counted on a shared level better than @p's, in any LLC
  *    (queued_above()), nor is one as good first on this CPU's own queue,
@@ -269,7 +269,7 @@ static bool wake_on_waker(struct task_struct *p, struct soryu_task_ctx *tctx)
  * waker ticking every millisecond beside a compile (bench/run.sh -w
  * build) makes a thousand such preemptions a second per CPU, and under
  * emulation a dispatch call costs tens of microseconds
- * (docs/performance-history.md). Both tasks run next on the victim anyway when
+ * (measured under emulation). Both tasks run next on the victim anyway when
  * nothing better is queued, which is what is checked first:
  *  - a wakeup (another enqueue is a requeue, which the levels order), and
  *    the kick would go at once: a kick deferred by the wakeup granularity
