@@ -52,6 +52,11 @@ UNITDIR ?= /usr/local/lib/systemd/system
 else
 UNITDIR ?= /etc/systemd/system
 endif
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/scx-soryu
+# The documentation installed: the README and the pages of docs/.
+DOCS := README.md $(wildcard docs/*.md)
+DOC_IMGS := $(wildcard docs/img/*.svg)
 # The unit reads this path; it is not a setting.
 ENVFILE := /etc/default/scx_soryu
 
@@ -101,6 +106,11 @@ check-bin:
 install: check-prefix check-bin
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)/etc/default"
 	install -m 0755 "$(BIN)" "$(DESTDIR)$(BINDIR)/scx_soryu"
+	install -d "$(DESTDIR)$(MANDIR)/man8" "$(DESTDIR)$(DOCDIR)/img"
+	"$(BIN)" --man | gzip -9n > "$(DESTDIR)$(MANDIR)/man8/scx_soryu.8.gz"
+	chmod 0644 "$(DESTDIR)$(MANDIR)/man8/scx_soryu.8.gz"
+	install -m 0644 $(DOCS) "$(DESTDIR)$(DOCDIR)/"
+	install -m 0644 $(DOC_IMGS) "$(DESTDIR)$(DOCDIR)/img/"
 	sed 's|@BINDIR@|$(BINDIR)|g' "$(UNIT_IN)" > "$(DESTDIR)$(UNITDIR)/$(UNIT).tmp"
 	chmod 0644 "$(DESTDIR)$(UNITDIR)/$(UNIT).tmp"
 	mv -f "$(DESTDIR)$(UNITDIR)/$(UNIT).tmp" "$(DESTDIR)$(UNITDIR)/$(UNIT)"
@@ -120,6 +130,9 @@ uninstall: check-prefix
 	    echo "systemctl disable --now $(UNIT)"; systemctl disable --now $(UNIT) || true; \
 	fi
 	rm -f "$(DESTDIR)$(BINDIR)/scx_soryu" "$(DESTDIR)$(UNITDIR)/$(UNIT)" "$(DESTDIR)$(UNITDIR)/$(UNIT).tmp"
+	rm -f "$(DESTDIR)$(MANDIR)/man8/scx_soryu.8.gz" $(addprefix "$(DESTDIR)$(DOCDIR)/",$(notdir $(DOCS))) \
+	    $(addprefix "$(DESTDIR)$(DOCDIR)/img/",$(notdir $(DOC_IMGS)))
+	-rmdir "$(DESTDIR)$(DOCDIR)/img" "$(DESTDIR)$(DOCDIR)" 2>/dev/null
 	@if [ ! -e "$(DESTDIR)$(ENVFILE)" ]; then :; \
 	elif cmp -s "$(ENV_DEFAULT)" "$(DESTDIR)$(ENVFILE)"; then \
 	    echo "rm -f $(DESTDIR)$(ENVFILE)"; rm -f "$(DESTDIR)$(ENVFILE)"; \
@@ -135,6 +148,7 @@ uninstall: check-prefix
 deb: check-bin
 	@rm -rf "$(DEBDIR)/stage"
 	@out=$$($(MAKE) -s --no-print-directory install BIN="$(BIN)" DESTDIR="$(abspath $(DEBDIR))/stage" \
-	    PREFIX=/usr BINDIR=/usr/bin UNITDIR=/usr/lib/systemd/system 2>&1) || { echo "$$out" >&2; exit 1; }
+	    PREFIX=/usr BINDIR=/usr/bin UNITDIR=/usr/lib/systemd/system MANDIR=/usr/share/man \
+	    DOCDIR=/usr/share/doc/scx-soryu 2>&1) || { echo "$$out" >&2; exit 1; }
 	@pkg/deb/build.sh "$(DEBDIR)/stage" "$(VERSION)" "$(DEBDIR)"
 	@rm -rf "$(DEBDIR)/stage"

@@ -30,8 +30,8 @@ pub struct Opts {
     #[arg(short = 's', long, default_value_t = 1000, value_name = "US")]
     pub slice_us: u64,
 
-    /// Serve a level that no CPU has served for this many milliseconds ahead of
-    /// every better level (anti-starvation); must exceed the slice.
+    /// A task queued this many milliseconds is served ahead of every better
+    /// level (anti-starvation); must exceed the slice.
     #[arg(long, default_value_t = 100, value_name = "MS")]
     pub starve_ms: u64,
 
@@ -43,33 +43,32 @@ pub struct Opts {
     #[arg(long, value_name = "US")]
     pub wakeup_gran_us: Option<u64>,
 
-    /// Clear a level's bit when dispatch finds it empty (default off: measured
-    /// to cost interactive latency, see docs/knob-clear-bitmap.md).
+    /// Clear a level's bit when dispatch finds it empty (off: measured to cost
+    /// interactive latency; knob-clear-bitmap.md in the documentation).
     #[arg(long, default_value_t = false, num_args = 0..=1, default_missing_value = "true",
           value_name = "BOOL", action = clap::ArgAction::Set)]
     pub clear_bitmap: bool,
 
-    /// Boost a waking task by how long it slept, as BMQ meant to (default off:
-    /// BMQ as shipped, measured better, see docs/knob-boost-on-wake.md).
+    /// Boost a waking task by how long it slept, as BMQ meant to (off: BMQ as
+    /// shipped measured better; knob-boost-on-wake.md in the documentation).
     #[arg(long, default_value_t = false, num_args = 0..=1, default_missing_value = "true",
           value_name = "BOOL", action = clap::ArgAction::Set)]
     pub boost_on_wake: bool,
 
-    /// Order tasks inside a level by virtual time instead of FIFO (default
-    /// off: measured no different, see docs/knob-vtime.md).
+    /// Order tasks inside a level by virtual time instead of FIFO (off:
+    /// measured no different; knob-vtime.md in the documentation).
     #[arg(long, default_value_t = false, num_args = 0..=1, default_missing_value = "true",
           value_name = "BOOL", action = clap::ArgAction::Set)]
     pub vtime: bool,
 
     /// Add each task's cgroup cpu.weight, as the nice the kernel shows in
-    /// cpu.weight.nice (summed over nested cgroups), to its own nice (default
-    /// on; see docs/design.md).
+    /// cpu.weight.nice (summed over nested cgroups), to its own nice.
     #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
           value_name = "BOOL", action = clap::ArgAction::Set)]
     pub cgroup_weight: bool,
 
     /// Do not keep the wake-to-run, boost and level histograms (their cost is
-    /// in docs/measuring.md); counters and health figures stay.
+    /// in measuring.md in the documentation); counters and health figures stay.
     #[arg(long)]
     pub no_hist: bool,
 
@@ -90,7 +89,7 @@ pub struct Opts {
     pub prometheus: Option<PathBuf>,
 
     /// Name this run: the run_id label of the Prometheus info metric and of
-    /// the JSON header (default: "<start time in ms since the Unix epoch>-<pid>").
+    /// the JSON header [default: <ms since the epoch>-<pid>].
     #[arg(long, value_name = "ID")]
     pub run_id: Option<String>,
 
@@ -118,6 +117,10 @@ pub struct Opts {
     /// Print the version and exit.
     #[arg(short = 'V', long)]
     pub version: bool,
+
+    /// Print the manual page (roff, made from these definitions) and exit.
+    #[arg(long, hide = true)]
+    pub man: bool,
 
     /// Check the other flags and exit without loading anything: status 0
     /// if the scheduler would accept them, else the one-line error it would
@@ -375,6 +378,18 @@ impl Opts {
         }
         Ok(())
     }
+}
+
+/// The manual page, in roff, made from the flag definitions above: one
+/// source for `--help` and `man scx_soryu` (`make install` writes it).
+pub fn print_man() -> Result<()> {
+    use clap::CommandFactory;
+    let mut out = std::io::stdout().lock();
+    clap_mangen::Man::new(Opts::command())
+        .section("8")
+        .source(format!("scx_soryu {}", scx_soryu::about::version()))
+        .render(&mut out)?;
+    Ok(())
 }
 
 #[cfg(test)]

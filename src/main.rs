@@ -15,6 +15,8 @@
 mod bpf_skel;
 mod cli;
 mod config;
+#[cfg(test)]
+mod flag_docs;
 mod inspect;
 mod interval;
 mod logger;
@@ -104,6 +106,9 @@ fn main() -> ExitCode {
     if opts.version {
         println!("scx_soryu {}", scx_soryu::about::version());
         return ExitCode::SUCCESS;
+    }
+    if opts.man {
+        return finish(cli::print_man());
     }
     if let Some(tool) = &opts.tool {
         let res = match tool {

@@ -159,11 +159,22 @@ drwxr-xr-x root/root ./usr/share/doc/scx-soryu/
 drwxr-xr-x root/root ./usr/share/lintian/
 drwxr-xr-x root/root ./usr/share/lintian/overrides/
 -rw-r--r-- root/root ./usr/share/lintian/overrides/scx-soryu
+drwxr-xr-x root/root ./usr/share/man/
+drwxr-xr-x root/root ./usr/share/man/man8/
+-rw-r--r-- root/root ./usr/share/man/man8/scx_soryu.8.gz
 EOF
 )
-got_contents=$(dpkg-deb -c "$deb1" | awk '{print $1, $2, $6}')
+# The documentation: README.md, every docs/*.md and docs/img/*.svg
+docs=$(
+  cd "$repo"
+  printf '%s\n' README.md docs/*.md | xargs -n1 basename | sed 's|^|-rw-r--r-- root/root ./usr/share/doc/scx-soryu/|'
+  echo "drwxr-xr-x root/root ./usr/share/doc/scx-soryu/img/"
+  printf '%s\n' docs/img/*.svg | xargs -n1 basename | sed 's|^|-rw-r--r-- root/root ./usr/share/doc/scx-soryu/img/|'
+)
+expected_contents=$(printf '%s\n%s\n' "$expected_contents" "$docs" | LC_ALL=C sort)
+got_contents=$(dpkg-deb -c "$deb1" | awk '{print $1, $2, $6}' | LC_ALL=C sort)
 if [ "$got_contents" = "$expected_contents" ]; then
-  ok "contents: binary, unit in /usr/lib/systemd/system, /etc/default/scx_soryu, changelog, copyright, lintian overrides; root-owned, modes 755/644"
+  ok "contents: binary, unit in /usr/lib/systemd/system, /etc/default/scx_soryu, changelog, copyright, lintian overrides, the manual page, the docs; root-owned, modes 755/644"
 else
   bad "contents differ from the expected ones"
   diff <(echo "$expected_contents") <(echo "$got_contents") | sed 's/^/     | /' || true

@@ -86,7 +86,15 @@ else
   show "$tmp/install.log"
   exit 1
 fi
-expected=$(printf '%s\n' etc/default/scx_soryu usr/bin/scx_soryu "$unit_rel")
+# the daemon, its unit and flags file, the manual page, and the docs
+# (README.md, docs/*.md, docs/img/*.svg)
+expected=$(
+  {
+    printf '%s\n' etc/default/scx_soryu usr/bin/scx_soryu "$unit_rel" usr/share/man/man8/scx_soryu.8.gz
+    (cd "$repo" && printf 'usr/share/doc/scx-soryu/%s\n' README.md && printf '%s\n' docs/*.md docs/img/*.svg |
+      sed 's|^docs/|usr/share/doc/scx-soryu/|')
+  } | sort
+)
 got=$(files_under "$d")
 if [ "$got" = "$expected" ]; then
   ok "exactly the documented files: $(oneline <<<"$expected")"
@@ -94,6 +102,10 @@ else
   bad "installed files differ from the documented ones"
   diff <(echo "$expected") <(echo "$got") | sed 's/^/     | /' || true
 fi
+check "manual page: gzip'd roff naming every flag of scx_soryu --help" \
+  bash -c 'm=$(zcat "$1" | sed "s/\\\\-/-/g") && grep -q "^\.TH scx_soryu 8" <<<"$m" &&
+    for f in $("$2" --help | grep -oE -- "--[a-z][a-z-]+" | sort -u); do grep -qF -- "$f" <<<"$m" || exit 1; done' \
+  _ "$d/usr/share/man/man8/scx_soryu.8.gz" "$bin"
 check "binary: the built one, mode 755" \
   bash -c '[ "$(stat -c %a "$1")" = 755 ] && cmp -s "$1" "$2"' _ "$d/usr/bin/scx_soryu" "$bin"
 check "unit: mode 644, no @...@ left" \
