@@ -460,6 +460,16 @@ dmesg_check() {
   fi
 }
 
+# llc_probe_judge OUT: llc_probe.py's verdict on strict priority across
+# LLCs ("nice0 G nice19 L min19 M", CPU seconds): the nice 0 loops got 90%
+# of the CPU time, and every nice 19 loop ran.
+llc_probe_judge() {
+  local g l m
+  read -r _ g _ l _ m <<<"$1"
+  check "CPU share of the nice 0 loops (of $g + $l s)" "g >= 0.9 * (g + l)" g="${g:-null}" l="${l:-null}"
+  check "CPU seconds of the least served nice 19 loop" "m > 0" m="${m:-null}"
+}
+
 # daemon_panics LOG: a Rust panic in any of the daemon's threads. A thread
 # other than the main one dies alone (the stats monitor, the stats server),
 # and the main thread may still exit 0: its output is the only trace.

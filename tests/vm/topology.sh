@@ -259,7 +259,7 @@ near_case() {
 }
 
 strict_case() {
-  local probe out near far g l m
+  local probe out near far
   probe="$(dirname "${BASH_SOURCE[0]}")/llc_probe.py"
   case_begin strict
   LLCS=$(kernel_llcs)
@@ -278,9 +278,7 @@ strict_case() {
     if sched_start --report-sec 2 --starve-ms 1000 && sched_wait_enabled; then
       out=$(python3 "$probe" "$secs" "$near" "$far")
       trace "soryu: $out"
-      read -r _ g _ l _ m <<<"$out"
-      check "CPU share of the nice 0 loops (of $g + $l s)" "g >= 0.9 * (g + l)" g="$g" l="$l"
-      check "CPU seconds of the least served nice 19 loop" "m > 0" m="$m"
+      llc_probe_judge "$out"
       sched_stop
       sched_wait_disabled
     fi
