@@ -23,8 +23,8 @@
 #   strict   strict priority between the first and the last LLC's queues
 #            (llc_probe.py, as in topology.sh): the nice 0 loops get 90% of
 #            the CPU time, and every nice 19 loop ran
-#   rtllc    SCHED_FIFO hogs hold every CPU of the first LLC (until each
-#            ran 3 s), with RT throttling and the kernel's deadline server
+#   rtllc    SCHED_FIFO hogs hold every CPU of the first LLC for 7 s (all
+#            running for 3 s of it at least), with RT throttling and the kernel's deadline server
 #            for sched_ext off there; two nice -10 hogs per CPU fill every
 #            other LLC; a nice 0 task that ran on the first LLC, allowed
 #            every CPU, is handed back by ops.cpu_release. Its longest time
@@ -187,7 +187,7 @@ wait_ran() {
 }
 
 case_rtllc() {
-  local llcs first rest c t rt=() hogs=() out starve=100 hold=3 cap=8 window=40
+  local llcs first rest c t rt=() hogs=() out starve=100 hold=7 least=3 window=40
   llcs=$(kernel_llcs)
   first=$(sed -n 1p <<<"$llcs")
   rest=$(sed -n '2,$p' <<<"$llcs" | paste -sd,)
@@ -208,20 +208,22 @@ case_rtllc() {
   # The task under test runs on the first LLC, then may use every CPU: it
   # stays where it is until the RT hogs take those CPUs and hand it back
   # (ops.cpu_release) to the first LLC's queues.
+  # (started once the hogs run: its window, $window s, must hold the RT
+  # phase)
+  wait_ran 300 "${hogs[@]}" || return 0
   out=$SORYU_OUT/$CASE.gaps.json
   chrt -o 0 taskset -c "$first" python3 "$here/policy_probe.py" gaps 0 "$window" 1000 >"$out" &
   t=$!
   WORK_PIDS+=("$t")
-  wait_ran 300 "${hogs[@]}" "$t" || return 0
+  wait_ran 300 "$t" || return 0
   taskset -a -p -c "0-$(($(nproc) - 1))" "$t" >/dev/null
-  # Nothing but the RT hogs runs on the first LLC until each has run
-  # $hold s: RT throttling off, and the kernel's deadline server for
-  # sched_ext (7.x: 50 ms a second on a CPU RT tasks hold) off. Judged by
-  # the hogs' own CPU time, not the guest's clock: a busy host stops the
-  # virtual CPUs while that clock runs on. At most $cap s of that clock,
-  # short of the 10 s after which the kernel's own workers bound to those
-  # CPUs, which wait as long, make the watchdog end soryu.
-  local srv=/sys/kernel/debug/sched/ext_server rt_runtime t0 least=0
+  # Nothing but the RT hogs runs on the first LLC for $hold s of the
+  # guest's clock from their start: RT throttling off, and the kernel's
+  # deadline server for sched_ext (7.x: 50 ms a second on a CPU RT tasks
+  # hold) off. Short of the 10 s after which the kernel's own workers bound
+  # to those CPUs, which wait as long, make the watchdog end soryu. The
+  # hogs must all run for $least s of that (a busy host starts them late).
+  local srv=/sys/kernel/debug/sched/ext_server rt_runtime t0 t1 t2
   rt_runtime=$(cat /proc/sys/kernel/sched_rt_runtime_us)
   [ -d /sys/kernel/debug/sched ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
   echo -1 >/proc/sys/kernel/sched_rt_runtime_us
@@ -233,23 +235,20 @@ case_rtllc() {
     chrt -f 10 taskset -c "$c" python3 -c 'while True: pass' &
     rt+=($!)
   done
-  trace "RT hogs on $first until each ran ${hold}s; nice -10 hogs on $rest; the probe ($t) may use every CPU"
-  while [ $(($(date +%s%N) - t0)) -lt $((cap * 1000000000)) ]; do
-    least=$(for c in "${rt[@]}"; do ran "$c"; done | sort -n | head -n1)
-    [ "$least" -lt $((hold * 1000000000)) ] || break
-    sleep 0.2
-  done
+  wait_ran 1 "${rt[@]}" || true
+  t1=$(date +%s%N)
+  trace "RT hogs on $first, all running $(((t1 - t0) / 1000000)) ms after their start; nice -10 hogs on $rest; the probe ($t) may use every CPU"
+  while [ $(($(date +%s%N) - t0)) -lt $((hold * 1000000000)) ]; do sleep 0.1; done
   kill "${rt[@]}" 2>/dev/null || true
   for c in "${rt[@]}"; do wait "$c" 2>/dev/null || true; done
+  t2=$(date +%s%N)
   echo "$rt_runtime" >/proc/sys/kernel/sched_rt_runtime_us
   if [ -d "$srv" ]; then
     for c in $(cpu_list_expand "$first"); do echo 50000000 >"$srv/cpu$c/runtime"; done
   fi
-  trace "the RT hogs held $first for $(((($(date +%s%N) - t0)) / 1000000)) ms; the least of them ran $((least / 1000000)) ms"
-  check "each RT hog ran ${hold}s within ${cap}s (else the host is too busy to judge)" \
-    "l >= $((hold * 1000))" l="$((least / 1000000))"
-  # The probe's window must hold the whole RT phase.
-  kill -0 "$t" 2>/dev/null || fail "the probe's ${window}s window ended before the RT hogs did"
+  check "ms all RT hogs held $first (else the host is too busy to judge)" \
+    "h >= $((least * 1000))" h="$(((t2 - t1) / 1000000))"
+  kill -0 "$t" 2>/dev/null || fail "the probe's ${window} s window ended before the RT phase did"
   wait "$t" || fail "the probe failed"
   trace "probe: $(cat "$out")"
   check "the probe's longest time off the CPU under $GAP_MAX_MS ms (max_gap_ms)" "g < $GAP_MAX_MS" \
