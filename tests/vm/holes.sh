@@ -18,7 +18,8 @@
 #            19 hog under two nice -10 hogs is switched to FIFO and
 #            stopped for 3 s, then switched back and let go; the report's
 #            longest queued wait (queued_max_us) must stay within the
-#            starvation bound the report prints beside it (before the
+#            starvation bound the report prints beside it, plus 500 ms
+#            for a late host (before the
 #            fix, this failed: the 3 s away counted as a wait)
 #
 #   vm/run.sh tests/vm/holes.sh [CASE...]
@@ -81,12 +82,14 @@ case_disable() {
   stop_all
   sched_stop
   sched_wait_disabled
-  # Every interval's longest queued wait within the bound printed beside it.
+  # Every interval's longest queued wait within the bound printed beside
+  # it, plus 500 ms for a late host (the starvation matrix judges the bound
+  # itself): the 3 s away, counted as a wait, passes that by far.
   local worst
   worst=$(report_records | jq -s -r '[.[] | select(.type == "interval") |
-      select(.queued_max_us == null or .starve_bound_us == null or .queued_max_us > .starve_bound_us) |
+      select(.queued_max_us == null or .starve_bound_us == null or .queued_max_us > .starve_bound_us + 500000) |
       "\(.index):\(.queued_max_us)/\(.starve_bound_us)"] | join(" ")')
-  [ -z "$worst" ] || fail "intervals whose longest queued wait passed the starvation bound, or lack either figure (index:wait/bound us): $worst"
+  [ -z "$worst" ] || fail "intervals whose longest queued wait passed the starvation bound + 500 ms, or lack either figure (index:wait/bound us): $worst"
   check "the report has intervals" 'n >= 5' n="$(report_intervals)"
 }
 
