@@ -13,7 +13,7 @@ every line soryu adds to it (src/bpf/dump.bpf.c) one of its own:
                                                     once per LLC, 0..NR_LLCS-1
   soryu: llc L level V queued N last_served Tms ago  after its LLC's line, N > 0,
                                                     V's bit set in lvl_bitmap
-  soryu: cpu C level L grant G own_queue Q          inside CPU C's section, once
+  soryu: cpu C level L grant_pid P own_queue Q      inside CPU C's section, once
   soryu: task boost B level L queued_level Q waited Tms used_us U granted G
          cpus 0x.. n N                              one per task in a CPU
                                                     section, under that task
@@ -28,7 +28,7 @@ NR_LEVELS = 33
 KNOBS = re.compile(r"soryu: vtime_now=\d+ starve_ms=(\d+) slice_us=(\d+)$")
 LLC = re.compile(r"soryu: llc (\d+) lvl_bitmap=0x([0-9a-f]+) starving=0x[0-9a-f]+ levels_running 0x[0-9a-f]+$")
 LEVEL = re.compile(r"soryu: llc (\d+) level (\d+) queued (\d+) last_served \d+ms ago$")
-CPU = re.compile(r"soryu: cpu (\d+) level \d+ grant -?\d+ own_queue \d+$")
+CPU = re.compile(r"soryu: cpu (\d+) level \d+ grant_pid \d+ own_queue \d+$")
 TASK = re.compile(r"soryu: task boost -?\d+ level \d+ queued_level \d+ waited (\d+)ms used_us \d+ "
                   r"granted \d+ cpus 0x[0-9a-f]+ n \d+$")
 CPU_HEAD = re.compile(r"CPU (\d+) +: nr_run=")
