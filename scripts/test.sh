@@ -157,6 +157,9 @@ tally() {
     f=${f%% failed*}
   fi
   if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi
+  # a test that judged nothing passed nothing (a script that died before
+  # its first case, or in it, while its exit trap still said 0)
+  if [[ $label == vm:* ]] && [ "$rc" = 0 ] && [ "$p" = 0 ] && [ "$f" = 0 ]; then rc=1 f=1 line="${line:-no count}: no case passed"; fi
   passed=$((passed + p))
   failed=$((failed + f))
   if [ "$rc" = 0 ]; then
