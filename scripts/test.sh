@@ -60,12 +60,12 @@ emulator_reruns=0
 # ci: bigtopo's own shape (16 vCPUs, 4 LLCs, 2 NUMA nodes), the cases CI
 # has time for.
 declare -A vm_shape=(
-  [ci]="SORYU_BIGTOPO_CASES=shape,strict,rtllc,hotplug"
+  [ci]="SORYU_BIGTOPO_CASES=shape,strict,hotplug"
   [32]="SORYU_VM_CPUS=32 SORYU_VM_SMP=sockets=8,cores=2,threads=2 SORYU_VM_NUMA=2 SORYU_VM_MEMORY=4G SORYU_BIGTOPO_CASES=shape,load,strict"
   [1llc]="SORYU_VM_CPUS=16 SORYU_VM_SMP=sockets=1,cores=8,threads=2 SORYU_VM_NUMA=1 SORYU_BIGTOPO_CASES=shape,load,cpuset"
 )
 # Runs beside every tests/vm/*.sh on the default kernel (bigtopo only as
-# bigtopo:ci): four cases at 16 vCPUs, and soryu loaded and exercised on
+# bigtopo:ci): three cases at 16 vCPUs, and soryu loaded and exercised on
 # 6.12 LTS, the oldest kernel it supports (its own compat paths:
 # tests/vm/verifier.sh).
 ci_runs=(bigtopo:ci core@6.12 verifier@6.12)
