@@ -231,18 +231,10 @@ case_end
 # 60 s (the kernel ended the scheduler: WHAT), with a non-zero status and
 # the kernel's REASON in its output. Returns 1 if it did not end.
 sched_wait_error_exit() {
-  local what=$1 reason=$2 t=0 rc=0
-  while kill -0 "$SCHED_PID" 2>/dev/null && [ "$t" -lt 60 ]; do sleep 1; t=$((t + 1)); done
-  if kill -0 "$SCHED_PID" 2>/dev/null; then
-    fail "scx_soryu still running 60 s after $what"
-    return 1
-  fi
-  wait "$SCHED_PID" || rc=$?
-  SCHED_PID=
-  [ "$rc" != 0 ] || fail "exit status 0 after $what (systemd would not restart it)"
-  grep -q -- "$reason" "$SORYU_OUT/$CASE.sched.log" ||
+  sched_wait_exit "$1" || return 1
+  grep -q -- "$2" "$SORYU_OUT/$CASE.sched.log" ||
     fail "the kernel's exit reason is not printed: $(tail -n3 "$SORYU_OUT/$CASE.sched.log" | tr '\n' '|')"
-  trace "ended after ${t}s, exit $rc: $(grep -m1 'EXIT' "$SORYU_OUT/$CASE.sched.log")"
+  trace "exit reason: $(grep -m1 'EXIT' "$SORYU_OUT/$CASE.sched.log")"
 }
 
 # exit_record_check KIND TEXT: the case's --report-json file ends in an

@@ -460,6 +460,22 @@ dmesg_check() {
   fi
 }
 
+# sched_wait_exit WHAT: the daemon must end by itself within 60 s (the
+# kernel ended the scheduler: WHAT) with a non-zero status. Returns 1 if it
+# did not end.
+sched_wait_exit() {
+  local t=0 rc=0
+  while kill -0 "$SCHED_PID" 2>/dev/null && [ "$t" -lt 60 ]; do sleep 1; t=$((t + 1)); done
+  if kill -0 "$SCHED_PID" 2>/dev/null; then
+    fail "scx_soryu still running 60 s after $1"
+    return 1
+  fi
+  wait "$SCHED_PID" || rc=$?
+  SCHED_PID=
+  trace "ended ${t}s after $1, exit $rc"
+  [ "$rc" != 0 ] || fail "exit status 0 after $1 (systemd would not restart it)"
+}
+
 # llc_probe_judge OUT: llc_probe.py's verdict on strict priority across
 # LLCs ("nice0 G nice19 L min19 M", CPU seconds): the nice 0 loops got 90%
 # of the CPU time, and every nice 19 loop ran.

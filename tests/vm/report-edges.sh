@@ -52,20 +52,6 @@ final_check() {
     fail "the text report has no final interval line"
 }
 
-# wait_exit WHAT: the daemon ends by itself within 60 s, non-zero.
-wait_exit() {
-  local t=0 rc=0
-  while kill -0 "$SCHED_PID" 2>/dev/null && [ "$t" -lt 60 ]; do sleep 1; t=$((t + 1)); done
-  if kill -0 "$SCHED_PID" 2>/dev/null; then
-    fail "scx_soryu still running 60 s after $1"
-    return 1
-  fi
-  wait "$SCHED_PID" || rc=$?
-  SCHED_PID=
-  trace "ended ${t}s after waiting for $1, exit $rc"
-  [ "$rc" != 0 ] || fail "exit status 0 after $1"
-}
-
 case_begin sigterm
 if sched_start --report-sec 6 && sched_wait_enabled; then
   load_start 20
@@ -90,7 +76,7 @@ ctypes.CDLL(None).prctl(15, b"soryu-stall")
 end = time.monotonic() + 90
 while time.monotonic() < end: pass' &
   staller=$!
-  wait_exit "a stranded task (the watchdog)" || true
+  sched_wait_exit "a stranded task (the watchdog)" || true
   sched_wait_disabled
   kill "$staller" 2>/dev/null || true
   wait "$staller" 2>/dev/null || true
@@ -101,7 +87,7 @@ case_end
 
 case_begin error
 if sched_start --report-sec 60 --inject-error-ms 3000 && sched_wait_enabled; then
-  wait_exit "the injected error" || true
+  sched_wait_exit "the injected error" || true
   sched_wait_disabled
   final_check 60 error_bpf
 fi
