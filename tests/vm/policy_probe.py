@@ -11,7 +11,7 @@ clock (never with the scheduler's figures).
         Spins for WARM seconds, then for SECS more, noting every gap in its
         own progress longer than 0.2 ms (time it was off the CPU). Prints
         one JSON line: gaps, how many of them lasted SHORT_MS or more, and
-        the longest (max_gap_ms). SIGINT ends the window early.
+        the longest (max_gap_ms).
 
     policy_probe.py duty RUN_MS SLEEP_MS SECS
         Runs RUN_MS, sleeps SLEEP_MS, over and over for SECS: a task that
@@ -31,7 +31,6 @@ clock (never with the scheduler's figures).
 import json
 import os
 import random
-import signal
 import sys
 import time
 
@@ -75,24 +74,19 @@ def waker(period_ms, secs, nice):
 
 
 def gaps(warm, secs, short_ms):
-    # A shell starts background jobs with SIGINT ignored: take it back.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
     n = long = 0
     worst = 0.0
     spin(warm)
     now = clock()
     end = now + secs
-    try:
-        while now < end:
-            t = clock()
-            gap = t - now
-            now = t
-            if gap > 0.0002:
-                n += 1
-                long += gap >= short_ms / 1000.0
-                worst = max(worst, gap)
-    except KeyboardInterrupt:
-        pass  # SIGINT ends the window early: the figures so far
+    while now < end:
+        t = clock()
+        gap = t - now
+        now = t
+        if gap > 0.0002:
+            n += 1
+            long += gap >= short_ms / 1000.0
+            worst = max(worst, gap)
     print(json.dumps({"gaps": n, "long": long, "max_gap_ms": round(worst * 1000.0, 2)}))
 
 
