@@ -455,10 +455,12 @@ c_resume() {
 # sync_phase NICE_HOGS NR_HOGS NICE_PAIR: the ping-pong's JSON line (PP)
 # and the report's sync_local before the phase (S0) and after it (S1),
 # counted from the report after it: the daemon reports every 2 s, so wait
-# 3 s for the last one.
+# 3 s for the last one. S0 waits for the first interval record: before it
+# there is no count to start from.
 PP= S0= S1=
 sync_phase() {
   local i
+  report_wait_past 0
   S0=$(report_sum sync_local)
   for i in $(seq "$2"); do hog "$1" "0-$last"; done
   sleep 2
