@@ -204,10 +204,9 @@ static bool probe_level(struct llc_queues *q, u32 llc, u32 lvl, struct soryu_sta
  * CPU (its cache is here, and the kernel's move needs no second runqueue
  * lock), when one is among the level's first SORYU_HOT_LOOK tasks behind a
  * head that is not one. An LLC's level is shared by its CPUs: taken head
- * first, a task queued by one CPU was as likely to go to another: under the
- * compile with its waker, 39,000 migrations a build for 77,000 dispatch
- * calls that took a task, against the default scheduler's 770 migrations
- * (measured under emulation). False: the caller takes the head as before.
+ * first, a task queued by one CPU is as likely to go to another, and
+ * migrates (docs/design-queues.md counts it under a compile). False: the
+ * caller takes the head.
  *
  * What this costs the order within a level, and why the guarantees hold:
  *  - the head is passed over only while its wait (its age, age_at, the
@@ -232,9 +231,9 @@ static bool probe_level(struct llc_queues *q, u32 llc, u32 lvl, struct soryu_sta
 static bool take_cache_hot(u32 llc, u32 lvl, u64 now, struct soryu_stats *st)
 {
 	struct task_struct *p;
-	struct soryu_task_ctx *hctx;
 	s32 cpu = bpf_get_smp_processor_id();
 	u32 i = 0;
+	u64 at;
 
 	if (vtime_on)
 		return false;
@@ -247,9 +246,8 @@ static bool take_cache_hot(u32 llc, u32 lvl, u64 now, struct soryu_stats *st)
 			stat_add(st, SORYU_CNT_CACHE_HOT, 1);
 			return true;
 		}
-		/* a head (queued_at 0: leaving) passed over only while fresh */
-		if (!i && (!(hctx = lookup_task_ctx(p)) || !READ_ONCE(hctx->queued_at) ||
-			   now - READ_ONCE(hctx->age_at) >= (starve_ns >> 3)))
+		/* a head passed over only while it waits and is fresh */
+		if (!i && (!waiting_age(p, &at) || now - at >= (starve_ns >> 3)))
 			return false;
 		if (++i >= SORYU_HOT_LOOK)
 			return false;
@@ -260,8 +258,7 @@ static bool take_cache_hot(u32 llc, u32 lvl, u64 now, struct soryu_stats *st)
 /*
  * Take a task of level @lvl from the LLC that advertises and counts one,
  * @own first (a task that last ran on this CPU first there:
- * take_cache_hot()), then the others in index order from there (the daemon
- * numbers LLCs in CPU order, so neighbours share a package or node first).
+ * take_cache_hot()), then the others from there (llc_nth()).
  */
 __verified_once bool take_level(u32 own, u32 lvl, u64 now, struct soryu_stats *st)
 {
@@ -271,7 +268,7 @@ __verified_once bool take_level(u32 own, u32 lvl, u64 now, struct soryu_stats *s
 	if (own >= n)
 		own = 0;
 	bpf_for(i, 0, n) {
-		l = own + i < n ? own + i : own + i - n;
+		l = llc_nth(own, i, n);
 		if (!(q = queues_of(l)) || !(READ_ONCE(q->bitmap) & (1ULL << lvl)) ||
 		    READ_ONCE(*QV(q->nr, lvl)) <= 0)
 			continue;
@@ -400,7 +397,7 @@ __verified_once bool sweep_levels(u32 own, u32 limit, u64 now, struct soryu_stat
 		if (lvl >= limit)
 			break;
 		bpf_for(i, 0, n) {
-			l = own + i < n ? own + i : own + i - n;
+			l = llc_nth(own, i, n);
 			if (!(q = queues_of(l)) ||
 			    scx_bpf_dsq_nr_queued(LEVEL_DSQ(l, lvl)) <= 0)
 				continue;

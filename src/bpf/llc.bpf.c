@@ -51,6 +51,16 @@ static u32 llc_count(void)
 	return n >= 1 && n <= SORYU_MAX_LLCS ? n : 1;
 }
 
+/*
+ * The @i-th of @n LLCs counted from @own, wrapping: the order in which a
+ * CPU of LLC @own looks at them (the daemon numbers LLCs in CPU order, so
+ * neighbours, which share a package or node, come first).
+ */
+static __always_inline u32 llc_nth(u32 own, u32 i, u32 n)
+{
+	return own + i < n ? own + i : own + i - n;
+}
+
 struct llc_ctx {
 	/* bit l: nr_at[l] may be above 0 (exactly: see llc_move()) */
 	u64 running;

@@ -42,10 +42,9 @@ UEI_DEFINE(uei);
  * (pointers possibly NULL, which it checks), instead of walking its body
  * again at every call site and along every path that reaches one.
  * soryu_dispatch() reaches the level scans twice and the starvation pass
- * first; with those static, dispatch alone cost the verifier 108,910
- * instructions and the load took a median 13.4 s under the CI load
- * (tests/vm/cycles.sh), against 8,620 instructions and 4.9 s as globals
- * (measured under emulation).
+ * first: with those static, verifying dispatch costs an order of magnitude
+ * more, and the load takes seconds longer (docs/design.md, "Verified
+ * once").
  */
 #define __verified_once __noinline
 
@@ -595,10 +594,10 @@ s32 BPF_STRUCT_OPS(soryu_init_task, struct task_struct *p, struct scx_init_task_
 	 * start at the floor boost and charge() never deboosts them. Each
 	 * report is a burst of a few slices that would cost it boost steps it
 	 * then wins back one sleep at a time, and at a worse level than a
-	 * saturating interactive load it ran only on starvation serves, one
-	 * a round: under pipe and futex ping-pong its 2 s reports came 5 to
-	 * 8 s apart (measured under emulation). Its nice still counts, and it uses
-	 * a few milliseconds a second.
+	 * saturating interactive load it runs only on starvation serves, one
+	 * a round, and its reports come seconds late (docs/design.md,
+	 * "Boost"). Its nice still counts, and it uses a few milliseconds a
+	 * second.
 	 */
 	if (p->tgid == daemon_tgid)
 		tctx->boost = soryu_boost_floor(p->policy);

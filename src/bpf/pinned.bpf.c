@@ -166,7 +166,6 @@ static bool take_pinned(s32 cpu, struct soryu_stats *st)
  */
 static bool pin_stale(s32 cpu, struct cpu_ctx *cctx, u64 now, u64 *at)
 {
-	struct soryu_task_ctx *tctx;
 	struct task_struct *p;
 	bool found = false;
 	u64 a;
@@ -177,10 +176,9 @@ static bool pin_stale(s32 cpu, struct cpu_ctx *cctx, u64 now, u64 *at)
 		cctx->pin_next_look = now + (starve_ns >> 3);
 	}
 	bpf_for_each(scx_dsq, p, SORYU_PIN_DSQ + cpu, 0) {
-		/* queued_at 0: it already ran, its wait is over */
-		if (!(tctx = lookup_task_ctx(p)) || !READ_ONCE(tctx->queued_at))
+		/* one that already ran is no longer waiting */
+		if (!waiting_age(p, &a))
 			continue;
-		a = READ_ONCE(tctx->age_at);
 		if (!found || time_before(a, *at)) {
 			*at = a;
 			found = true;
@@ -198,12 +196,11 @@ static bool pin_stale(s32 cpu, struct cpu_ctx *cctx, u64 now, u64 *at)
  */
 static s32 take_pinned_aged(s32 cpu, u64 at)
 {
-	struct soryu_task_ctx *tctx;
 	struct task_struct *p;
+	u64 a;
 
 	bpf_for_each(scx_dsq, p, SORYU_PIN_DSQ + cpu, 0) {
-		if (!(tctx = lookup_task_ctx(p)) || !READ_ONCE(tctx->queued_at) ||
-		    time_after(READ_ONCE(tctx->age_at), at))
+		if (!waiting_age(p, &a) || time_after(a, at))
 			continue;
 		if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
 			return p->pid;

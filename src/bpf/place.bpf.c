@@ -185,11 +185,11 @@ static bool place_on_idle(struct task_struct *p, struct soryu_task_ctx *tctx, u6
  * A sync wakeup (a pipe or socket write, SCX_WAKE_SYNC: the waker is about
  * to sleep) of @p, from ops.select_cpu when it found no idle CPU: run @p
  * next on the waker's CPU, whose cache holds what the waker just wrote.
- * Through a shared level, whichever CPU dispatched first took it: hackbench
- * with threads over pipes migrated ten times as often as under the default
+ * Through a shared level, whichever CPU dispatches first takes it, and a
+ * message-passing pair migrates far more than under the default
  * scheduler, which puts the partner on the waker's CPU in the same way
- * (measured under emulation). Only where @p passes no better task, as a task on
- * a local DSQ runs before any dispatch on its CPU:
+ * (docs/design-wakeups.md). Only where @p passes no better task, as a task
+ * on a local DSQ runs before any dispatch on its CPU:
  *  - no task is counted on a shared level better than @p's, in any LLC
  *    (queued_above()), nor is one as good first on this CPU's own queue,
  *    whose tasks can run nowhere else;
@@ -210,9 +210,8 @@ static bool place_on_idle(struct task_struct *p, struct soryu_task_ctx *tctx, u6
  * those looks, and at once while a level of this CPU's LLC (whose starving
  * tasks this CPU serves) or its own queue is marked starving; then the next
  * sync wakeup goes through its level and the CPU dispatches when the wakee
- * already here has run. (A chain one slice long moved the pair of
- * tests/vm/policy.sh sync between CPUs on 9-13% of its round trips;
- * starve_ns / 8, on 2%.) A waker that does not sleep after all keeps its
+ * already here has run (docs/design-wakeups.md: how often the pair moves
+ * with a longer chain). A waker that does not sleep after all keeps its
  * CPU to the end of its slice and @p waits that long, counted as a queued
  * wait (queued_at) like a wait on a level.
  *
@@ -261,15 +260,14 @@ static bool wake_on_waker(struct task_struct *p, struct soryu_task_ctx *tctx)
 
 /*
  * Preempt victim @v (find_victim()) by putting @p, woken at the level it
- * was just queued for (tctx->enq_level), straight on its local DSQ with SCX_ENQ_PREEMPT, and have the task it
- * displaces resume right behind @p on that same local DSQ
- * (resume_behind_wakee()). Through the level queues, the same preemption
- * costs the victim two dispatch calls with their level scans, one to take
- * @p and one to take the displaced task back from its level's head; a
- * waker ticking every millisecond beside a compile (bench/run.sh -w
- * build) makes a thousand such preemptions a second per CPU, and under
- * emulation a dispatch call costs tens of microseconds
- * (measured under emulation). Both tasks run next on the victim anyway when
+ * was just queued for (tctx->enq_level), straight on its local DSQ with
+ * SCX_ENQ_PREEMPT, and have the task it displaces resume right behind @p
+ * on that same local DSQ (resume_behind_wakee()). Through the level
+ * queues, the same preemption costs the victim two dispatch calls with
+ * their level scans, one to take @p and one to take the displaced task
+ * back from its level's head; a waker ticking every millisecond beside a
+ * compile (bench/run.sh -w build) makes a thousand such preemptions a
+ * second per CPU. Both tasks run next on the victim anyway when
  * nothing better is queued, which is what is checked first:
  *  - a wakeup (another enqueue is a requeue, which the levels order), and
  *    the kick would go at once: a kick deferred by the wakeup granularity

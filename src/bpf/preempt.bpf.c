@@ -72,14 +72,13 @@ static int kick_timer_fn(void *map, int *key, struct kick_timer *kt)
  * that started running on it less than --wakeup-gran-us ago keeps the CPU
  * until then, and the kick is sent by a timer at that moment. Message
  * passing needs it: a sender that every woken receiver preempts at once
- * writes one message per context switch (measured under emulation). The added
+ * writes one message per context switch. The added
  * wait is at most the granularity. Only for a sync wakeup (the waker is
  * about to sleep, as a pipe or socket writer says it is) or a new task
  * (other enqueues without a wakeup kick no busy CPU: victim_bar()): a
  * task woken by a timer or an interrupt, an interactive task's usual
- * wakeup, waited out the granularity beside CPU hogs for nothing, and
- * more of its wakeups took over 1 ms than under the default scheduler
- * (measured under emulation). A CPU going idle (SORYU_LVL_NONE) is kicked at
+ * wakeup, would wait out the granularity beside CPU hogs for nothing
+ * (docs/design-wakeups.md). A CPU going idle (SORYU_LVL_NONE) is kicked at
  * once: it runs nothing to protect.
  */
 /*

@@ -95,14 +95,12 @@ static void owe_serve(struct llc_queues *q, u32 lvl, struct soryu_task_ctx *tctx
 static bool resume_at_head(u64 dsq, struct soryu_task_ctx *tctx, u64 now)
 {
 	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
-	struct soryu_task_ctx *hctx;
 	u64 at;
 
 	if (!head)
 		return true;
-	if (!(hctx = lookup_task_ctx(head)) || !READ_ONCE(hctx->queued_at))
+	if (!waiting_age(head, &at))
 		return false;
-	at = READ_ONCE(hctx->age_at);
 	/* a stale head goes first, unless this task is older (served()) */
 	if (time_after(now, at + starve_ns) && !time_before(tctx->age_at, at))
 		return false;
@@ -123,14 +121,9 @@ static bool resume_at_head(u64 dsq, struct soryu_task_ctx *tctx, u64 now)
 static bool head_stale(u64 dsq, u64 now, u64 *at)
 {
 	struct task_struct *head = __COMPAT_scx_bpf_dsq_peek(dsq);
-	struct soryu_task_ctx *tctx;
 
-	if (!head || !(tctx = lookup_task_ctx(head)))
+	if (!head || !waiting_age(head, at))
 		return false;
-	/* 0 once it ran: a head that is leaving */
-	if (!READ_ONCE(tctx->queued_at))
-		return false;
-	*at = READ_ONCE(tctx->age_at);
 	/* clocks of other CPUs may run a little ahead: wrap-safe compare */
 	return *at && time_after(now, *at + starve_ns);
 }

@@ -25,6 +25,23 @@ static u64 slice_left(const struct soryu_task_ctx *tctx)
 }
 
 /*
+ * Is @p still waiting on a queue, and, if so, the start of its age (*at)?
+ * ops.running zeroes queued_at when a task runs: a head with 0 there is
+ * leaving its DSQ and tells nothing about the tasks behind it. Lockless:
+ * either field may change just after the read, which each caller allows
+ * for where it decides.
+ */
+static __always_inline bool waiting_age(struct task_struct *p, u64 *at)
+{
+	struct soryu_task_ctx *tctx = lookup_task_ctx(p);
+
+	if (!tctx || !READ_ONCE(tctx->queued_at))
+		return false;
+	*at = READ_ONCE(tctx->age_at);
+	return true;
+}
+
+/*
  * Charge the runtime since the last charge against the slice (and, with
  * --vtime, against the task's virtual time). se.sum_exec_runtime is the clock
  * the kernel itself burns p->scx.slice with, so "slice used up" here agrees
@@ -94,9 +111,9 @@ enum requeue {
  * not the service the starvation rule owes it. So it keeps its age, and a
  * task that is preempted again and again early in its stints still goes
  * stale on time. Half a slice is also where tests/vm/starve.sh counts a
- * stint as service. Without it the matrix measured probes picked, cut
- * after 0.2-0.4 ms, and then waiting a whole round again with a fresh
- * stamp (2,938 and 3,046 ms at --starve-ms 2000, by the switch trace).
+ * stint as service. Without it, a task picked and cut short at once waits
+ * a whole round again with a fresh stamp, past the bound
+ * (docs/design-starvation.md).
  */
 static bool served(const struct task_struct *p, const struct soryu_task_ctx *tctx)
 {

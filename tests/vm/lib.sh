@@ -524,7 +524,7 @@ kill_all() {
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
   PIDS=()
 }
-cputime() { awk '{ print $1 }' "/proc/$1/schedstat"; } # ns on the CPU
+cputime() { awk '{ print $1 }' "/proc/$1/schedstat" 2>/dev/null || echo "gone:$1"; } # ns on the CPU
 # check DESCRIPTION AWK-CONDITION VAR=VALUE...: fail unless the condition
 # holds. Every VALUE must be a number: an empty one (a figure never read),
 # null (a field jq did not find) or any other word fails the check. (awk

@@ -288,9 +288,19 @@ c_preempt() {
     "l - l0 >= (k - k0) / 2 && k - k0 >= 100" l="$l" l0="$l0" k="$k" k0="$k0"
 }
 
-# migrations PID: the kernel's count of the task's moves between CPUs
-migrations() { awk '$1 == "se.nr_migrations" { print $3 }' "/proc/$1/sched"; }
-switches() { awk '$1 == "nr_switches" { print $3 }' "/proc/$1/sched"; }
+# migrations PID: the kernel's count of the task's moves between CPUs;
+# switches PID its context switches. "gone:PID" once the task exited,
+# which check() refuses as no number.
+migrations() { awk '$1 == "se.nr_migrations" { print $3 }' "/proc/$1/sched" 2>/dev/null || echo "gone:$1"; }
+switches() { awk '$1 == "nr_switches" { print $3 }' "/proc/$1/sched" 2>/dev/null || echo "gone:$1"; }
+# all_alive PID...: every task still there; fails the case when one exited
+# (its counts can no longer be read, and a hog never ends by itself)
+all_alive() {
+  local p
+  for p in "$@"; do
+    kill -0 "$p" 2>/dev/null || { fail "task $p exited before it was measured"; return 1; }
+  done
+}
 
 c_requeue() {
   local a i m0 m1 n=0 secs=10 f
@@ -303,12 +313,14 @@ c_requeue() {
   a=$HOG
   for i in $(seq 0 "$last"); do hog 5 "$i"; done
   sleep 3
+  all_alive "$a" || { kill_all; return; }
   m0=$(migrations "$a")
   for i in $(seq 0 "$last"); do
     cyclictest -q -m -p 50 -a "$i" -t 1 -i 10000 -D "$secs" --json="$SORYU_OUT/$CASE.waker$i" >/dev/null &
     PIDS+=($!)
   done
   for i in $(seq 0 "$last"); do wait "${PIDS[-1 - i]}" || true; done
+  all_alive "$a" || { kill_all; return; }
   m1=$(migrations "$a")
   kill_all
   for i in $(seq 0 "$last"); do
@@ -334,10 +346,12 @@ c_hot() {
     h+=("$HOG")
   done
   sleep 3
+  all_alive "${h[@]}" || { kill_all; return; }
   for i in "${h[@]}"; do
     m0=$((m0 + $(migrations "$i"))); s0=$((s0 + $(switches "$i"))); t0+=("$(cputime "$i")")
   done
   sleep "$secs"
+  all_alive "${h[@]}" || { kill_all; return; }
   for i in "${!h[@]}"; do
     m1=$((m1 + $(migrations "${h[i]}"))); s1=$((s1 + $(switches "${h[i]}"))); t1+=("$(cputime "${h[i]}")")
     # the least CPU time of one hog (empty until the first is read, so a hog
