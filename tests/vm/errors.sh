@@ -277,11 +277,7 @@ case_begin stall
 # (the whole debug dump: 1 MiB, where the kernel keeps 32 KiB by default)
 if sched_start --report-sec 1 --inject-stall soryu-stall --exit-dump-len 1048576 && sched_wait_enabled; then
   load_start 60
-  python3 -c 'import ctypes, time
-ctypes.CDLL(None).prctl(15, b"soryu-stall")
-end = time.monotonic() + 90
-while time.monotonic() < end: pass' &
-  staller=$!
+  stall_task 90
   if sched_wait_error_exit "a task was stranded (watchdog)" 'runnable task stall'; then
     grep -q 'soryu-stall' "$SORYU_OUT/$CASE.sched.log" ||
       fail "the daemon's output does not name the stalled task"
@@ -298,12 +294,12 @@ while time.monotonic() < end: pass' &
   exit_record_check error_stall 'soryu-stall['
 
   # Back on the default scheduler, the stranded task runs again.
-  c0=$(awk '{ print $1 }' "/proc/$staller/schedstat" 2>/dev/null || echo 0)
+  c0=$(awk '{ print $1 }' "/proc/$STALLER/schedstat" 2>/dev/null || echo 0)
   sleep 2
-  c1=$(awk '{ print $1 }' "/proc/$staller/schedstat" 2>/dev/null || echo 0)
+  c1=$(awk '{ print $1 }' "/proc/$STALLER/schedstat" 2>/dev/null || echo 0)
   [ "$c1" -gt "$c0" ] || fail "the stranded task did not run after the ejection"
-  kill "$staller" 2>/dev/null || true
-  wait "$staller" 2>/dev/null || true
+  kill "$STALLER" 2>/dev/null || true
+  wait "$STALLER" 2>/dev/null || true
   load_stop
 fi
 dmesg_check --alarms-only

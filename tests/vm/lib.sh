@@ -330,6 +330,19 @@ sched_wait_disabled() {
 # once the daemon has stopped, so a line written wrong still fails.
 report_records() { jq -cR 'fromjson? // empty' "${1:-$SORYU_OUT/$CASE.jsonl}"; }
 
+# stall_task SECS: a CPU-bound task named soryu-stall (prctl PR_SET_NAME)
+# for SECS seconds, in the background, its pid in STALLER: the task that
+# --inject-stall soryu-stall strands, so that the kernel's watchdog ends
+# soryu.
+STALLER=
+stall_task() {
+  python3 -c 'import ctypes, sys, time
+ctypes.CDLL(None).prctl(15, b"soryu-stall")
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end: pass' "$1" &
+  STALLER=$!
+}
+
 # report_sum FIELD [FILE]: FIELD summed over the interval records of a
 # --report-json file (the case's by default). When an interval lacks the
 # field, holds something else than a number there, or there is no interval,

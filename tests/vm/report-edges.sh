@@ -71,15 +71,11 @@ case_begin stall
 # soryu. Before, the up to 60 s before the ejection were not reported.
 if sched_start --report-sec 60 --inject-stall soryu-stall && sched_wait_enabled; then
   load_start 60
-  python3 -c 'import ctypes, time
-ctypes.CDLL(None).prctl(15, b"soryu-stall")
-end = time.monotonic() + 90
-while time.monotonic() < end: pass' &
-  staller=$!
+  stall_task 90
   sched_wait_exit "a stranded task (the watchdog)" || true
   sched_wait_disabled
-  kill "$staller" 2>/dev/null || true
-  wait "$staller" 2>/dev/null || true
+  kill "$STALLER" 2>/dev/null || true
+  wait "$STALLER" 2>/dev/null || true
   load_stop
   final_check 60 error_stall
 fi
