@@ -20,6 +20,7 @@ mod flag_docs;
 mod inspect;
 mod interval;
 mod logger;
+mod open_opts;
 mod prometheus;
 mod report;
 mod scheduler;
@@ -58,6 +59,9 @@ fn run(
         return scheduler::monitor(Duration::from_secs_f64(secs), shutdown);
     }
 
+    // Refused before anything is checked or loaded: a --kconfig file that
+    // cannot be read.
+    let open_opts = open_opts::OpenOpts::new(&sched.libbpf)?;
     scheduler::preflight()?;
     scheduler::install_libbpf_logger(verbose);
     scx_utils::try_set_rlimit_infinity();
@@ -76,7 +80,7 @@ fn run(
     let mut reporter = report::Reporter::new(reports)?;
     let mut open_object = MaybeUninit::uninit();
     loop {
-        let mut sched = Scheduler::init(sched, &mut open_object)?;
+        let mut sched = Scheduler::init(sched, &open_opts, &mut open_object)?;
         let exit = sched.run(&shutdown, &mut reporter)?;
         if !exit.should_restart() || shutdown.load(Ordering::Relaxed) {
             return Ok(());

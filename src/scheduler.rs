@@ -25,6 +25,7 @@ use crate::bpf_skel::*;
 use crate::config::SchedConfig;
 use crate::interval::{ClientView, RunConsts};
 use crate::logger::say;
+use crate::open_opts::OpenOpts;
 use crate::report::{self, Attach, Reporter};
 use crate::stats::{self, Snapshot, MAX_WAITS};
 
@@ -214,11 +215,15 @@ pub struct Scheduler<'a> {
 }
 
 impl<'a> Scheduler<'a> {
-    pub fn init(opts: &SchedConfig, open_object: &'a mut MaybeUninit<OpenObject>) -> Result<Self> {
+    pub fn init(
+        opts: &SchedConfig,
+        open_opts: &OpenOpts,
+        open_object: &'a mut MaybeUninit<OpenObject>,
+    ) -> Result<Self> {
         // Not obj_builder.debug(): it would replace the logger installed by
         // install_libbpf_logger(), which keeps the verifier's last lines.
         let builder = BpfSkelBuilder::default();
-        let open_opts = opts.libbpf.clone().into_bpf_open_opts();
+        let open_opts = open_opts.get();
         let mut skel = scx_ops_open!(builder, open_object, soryu_ops, open_opts)
             .context("cannot open the BPF object")?;
 

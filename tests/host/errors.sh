@@ -44,6 +44,7 @@ refuses "starve threshold near the watchdog" "fifth of the kernel watchdog" "$bi
 refuses "wakeup granularity past the slice" "longer than the slice" "$bin" --wakeup-gran-us 3000 --slice-us 2000
 refuses "knob with a bad value" "invalid value 'yes'" "$bin" --vtime=yes
 refuses "unknown flag" "unexpected argument '--no-such-flag'" "$bin" --no-such-flag
+refuses "--kconfig of a missing file" "cannot read the --kconfig file /nonexistent/config" "$bin" --kconfig /nonexistent/config
 refuses "stats interval zero" "positive number of seconds" "$bin" --stats 0
 refuses "monitor with --stats" "cannot be combined" "$bin" --monitor 1 --stats 1
 refuses "json with reports off" "report-sec 0 turns reports off" "$bin" --report-json x.jsonl --report-sec 0

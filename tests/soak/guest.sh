@@ -111,7 +111,6 @@ bound_us() {
     'BEGIN { printf "%.0f\n", (9 / 4 * s + (int((k + n - 1) / n) + 2) * (sl / 1000 + 1000 / hz) + l) * 1000 }'
 }
 
-rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$SOAK_PID/status" 2>/dev/null; }
 : >"$SORYU_OUT/soak.rss"
 HOTPLUG_DOWN=0
 prev_k=0 prev_n=$ncpu prev_rt=0
@@ -153,7 +152,7 @@ while [ $(($(now) - start)) -lt "$total" ]; do
       "q <= b" q="$q" b="$(bound_us "$k" "$n")"
   fi
   prev_k=${k:-0} prev_n=${n:-$ncpu} prev_rt=$rt
-  echo "$r $(rss_kb)" >>"$SORYU_OUT/soak.rss"
+  echo "$r $(rss_kb "$SOAK_PID")" >>"$SORYU_OUT/soak.rss"
   if [ "$w" = hotplug ]; then
     dmesg_check 'disabled (unregistered from the main kernel)'
   else

@@ -277,7 +277,7 @@ hotplug_set() {
 }
 
 w_hotplug() {
-  local c start ok=1 cpus r0
+  local c start ok=1 cpus r0 rss0= rss1
   cpus=$(seq 1 $((ncpu - 1)))
   r0=$(restarts)
   [ -n "$cpus" ] || { fail "one CPU: nothing to take offline"; return 0; }
@@ -288,7 +288,11 @@ w_hotplug() {
   HOTPLUG_CHANGES=0
   start=$(now)
   while [ "$ok" = 1 ] && { [ "$HOTPLUG_CHANGES" = 0 ] || [ $(($(now) - start)) -lt "$secs" ]; }; do
-    for c in $cpus; do hotplug_set "$c" 0 && sleep 2 || { ok=0; break; }; done
+    for c in $cpus; do
+      hotplug_set "$c" 0 && sleep 2 || { ok=0; break; }
+      # after the first restart: what a reload allocates once is in
+      [ -n "$rss0" ] || rss0=$(rss_kb "$SCHED_PID")
+    done
     for c in $cpus; do [ "$ok" = 1 ] && hotplug_set "$c" 1 && sleep 2 || { ok=0; break; }; done
   done
   for c in $cpus; do echo 1 >"/sys/devices/system/cpu/cpu$c/online" 2>/dev/null || true; done
@@ -299,6 +303,13 @@ w_hotplug() {
   # (the kernel's, restart true) counting the intervals before it
   [ $(($(restarts) - r0)) = "$HOTPLUG_CHANGES" ] || fail "$(($(restarts) - r0)) restarts for $HOTPLUG_CHANGES CPU changes"
   HOTPLUG_REPORT_RESTARTS=$HOTPLUG_CHANGES
+  # The daemon's memory across the reloads: flat after the first, within
+  # 512 kB for the heap's own churn. A reload that leaked its kernel
+  # config (--kconfig, 300 kB) grew it by that much each time.
+  rss1=$(rss_kb "$SCHED_PID")
+  trace "daemon RSS after the first restart ${rss0:-?} kB, after $HOTPLUG_CHANGES changes ${rss1:-?} kB"
+  check "the daemon's memory flat across its reloads (RSS kB after the first restart and at the end)" \
+    "b <= a + 512" a="$rss0" b="$rss1"
 }
 
 # hotplug_report_check N [FILE]: the --report-json file (the case's by

@@ -330,6 +330,9 @@ sched_wait_disabled() {
 # once the daemon has stopped, so a line written wrong still fails.
 report_records() { jq -cR 'fromjson? // empty' "${1:-$SORYU_OUT/$CASE.jsonl}"; }
 
+# rss_kb PID: the task's resident memory (VmRSS, kB); nothing once it exited
+rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status" 2>/dev/null || true; }
+
 # stall_task SECS: a CPU-bound task named soryu-stall (prctl PR_SET_NAME)
 # for SECS seconds, in the background, its pid in STALLER: the task that
 # --inject-stall soryu-stall strands, so that the kernel's watchdog ends
