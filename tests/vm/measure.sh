@@ -177,18 +177,20 @@ import json, sys
 from prometheus_client.parser import text_string_to_metric_families
 text = open(sys.argv[1]).read()
 s = {}
+info = False
 for f in text_string_to_metric_families(text):
     for x in f.samples:
         # the run is named once, on the info metric: a run_id on every
         # series would make a new series per restart
         if x.name == "scx_soryu_info":
+            info = True
             if x.labels.get("run_id") != "vm-prom":
                 print(f"{x.name}{x.labels}: run_id is not vm-prom"); sys.exit(1)
         elif "run_id" in x.labels:
             print(f"{x.name}{x.labels}: a run_id beside the info metric's"); sys.exit(1)
         if not x.labels:
             s[x.name] = x.value
-if "scx_soryu_info" not in {x.name for f in text_string_to_metric_families(text) for x in f.samples}:
+if not info:
     print("no scx_soryu_info sample"); sys.exit(1)
 recs = [json.loads(l) for l in open(sys.argv[2])]
 hdr, ivs = recs[0], [r for r in recs if r.get("type") == "interval"]
