@@ -315,9 +315,13 @@ static void inject_delay(void)
 
 	if (!inject_enqueue_delay_ns)
 		return;
-	start = scx_bpf_now();
+	/*
+	 * The wall clock: scx_bpf_now() returns the runqueue's clock, which
+	 * does not move while ops.enqueue holds the runqueue's lock.
+	 */
+	start = bpf_ktime_get_ns();
 	bpf_for(i, 0, 1 << 20) {
-		if (scx_bpf_now() - start >= inject_enqueue_delay_ns)
+		if (bpf_ktime_get_ns() - start >= inject_enqueue_delay_ns)
 			break;
 	}
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Races and stale state that made a task wait for the starvation rule
 # when nothing should have held it (2 CPUs). By default only `disable`
-# runs: `idle` still fails, on this code as on the code before its fix
-# (an open hole, tracked in docs/testing.md).
+# runs: `idle` passes on this code and on the code before its fix alike,
+# so it proves nothing about that fix (docs/testing.md says why).
 #
 #   idle     a task worse than everything running must not wait beside a
 #            CPU that went idle while it was being queued: a SCHED_IDLE
@@ -11,8 +11,11 @@
 #            with ops.enqueue made to spin 200 us between its victim
 #            search and the insert (--inject-enqueue-delay-us), so that
 #            the other CPU goes idle in that window several times a run;
-#            no wakeup of the probe may oversleep 100 ms (it does, some 30
-#            times a run, up to the 1 s rule)
+#            no wakeup of the probe may oversleep 100 ms. The code before
+#            go_idle()'s kick passes it too. Inferred, not traced: the
+#            probe is enqueued on the runqueue of the CPU that goes idle,
+#            and the kernel reschedules an idle CPU a task is enqueued on;
+#            the race needs the task enqueued on a busy CPU's runqueue
 #   disable  a task that leaves sched_ext while queued (switched to
 #            SCHED_FIFO) and comes back later starts a new wait: a nice
 #            19 hog under two nice -10 hogs is switched to FIFO and
@@ -84,13 +87,16 @@ case_disable() {
   sched_wait_disabled
   # Every interval's longest queued wait within the bound printed beside
   # it, plus 500 ms for a late host (the starvation matrix judges the bound
-  # itself): the 3 s away, counted as a wait, passes that by far.
+  # itself): the 3 s away, counted as a wait, passes that by far. An
+  # interval in which nothing waited (the short final one) has no figure.
   local worst
   worst=$(report_records | jq -s -r '[.[] | select(.type == "interval") |
-      select(.queued_max_us == null or .starve_bound_us == null or .queued_max_us > .starve_bound_us + 500000) |
+      select(.queued_max_us != null) |
+      select(.starve_bound_us == null or .queued_max_us > .starve_bound_us + 500000) |
       "\(.index):\(.queued_max_us)/\(.starve_bound_us)"] | join(" ")')
-  [ -z "$worst" ] || fail "intervals whose longest queued wait passed the starvation bound + 500 ms, or lack either figure (index:wait/bound us): $worst"
-  check "the report has intervals" 'n >= 5' n="$(report_intervals)"
+  [ -z "$worst" ] || fail "intervals whose longest queued wait passed the starvation bound + 500 ms, or lack the bound (index:wait/bound us): $worst"
+  check "the report has intervals with a queued wait" 'n >= 5' \
+    n="$(report_records | jq -s '[.[] | select(.type == "interval" and .queued_max_us != null)] | length')"
 }
 
 echo "holes: $(uname -r), $(nproc) CPUs: $*"
