@@ -258,6 +258,33 @@ static bool wake_on_waker(struct task_struct *p, struct soryu_task_ctx *tctx)
 	return true;
 }
 
+/* The kernel's priorities below this belong to the classes above sched_ext. */
+#define MAX_RT_PRIO	100
+
+/*
+ * Does a class above sched_ext (stop, deadline, RT, or a task boosted into
+ * RT by priority inheritance) run on @cpu? A task put on that CPU's local
+ * DSQ would wait until sched_ext gets the CPU back: ops.cpu_release hands
+ * back what the local DSQ holds when the CPU is taken, not what lands
+ * there later, and a kernel without the sched_ext deadline server (6.12)
+ * never gives the CPU back while the higher class keeps it busy, so the
+ * watchdog ends soryu (docs/kernels.md). The CPU's level cannot say so:
+ * ops.cpu_release does not run when the higher class takes an idle CPU.
+ * Read under RCU without the CPU's lock: a class that takes the CPU after
+ * this read can still strand the task, until sched_ext next runs there.
+ */
+static bool higher_class_runs(s32 cpu)
+{
+	struct task_struct *curr;
+	bool held;
+
+	bpf_rcu_read_lock();
+	curr = __COMPAT_scx_bpf_cpu_curr(cpu);
+	held = curr && curr->prio < MAX_RT_PRIO;
+	bpf_rcu_read_unlock();
+	return held;
+}
+
 /*
  * Preempt victim @v (find_victim()) by putting @p, woken at the level it
  * was just queued for (tctx->enq_level), straight on its local DSQ with
@@ -274,7 +301,8 @@ static bool wake_on_waker(struct task_struct *p, struct soryu_task_ctx *tctx)
  *    leaves @p on its level, where another CPU may take it sooner;
  *  - nothing queued above @lvl on a shared level, in any LLC
  *    (queued_above()), nor as good first on the victim's own queue;
- *  - nothing on the victim's local DSQ already, so @p runs next;
+ *  - nothing on the victim's local DSQ already, so @p runs next, and no
+ *    class above sched_ext holds the victim (higher_class_runs());
  *  - the starvation pass may not be held off: a local DSQ kept fed skips
  *    ops.dispatch, where starving tasks are served, so not while the
  *    victim's LLC or own queue is marked starving, and not once the
@@ -313,7 +341,7 @@ __verified_once bool preempt_local(struct task_struct *p __arg_trusted, s64 v, u
 	    READ_ONCE(q->starving))
 		return false;
 	if (scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu) || pin_level(cpu, vctx) <= lvl ||
-	    queued_above(lvl))
+	    queued_above(lvl) || higher_class_runs(cpu))
 		return false;
 
 	lower_level1(&vctx->claim1, lvl);

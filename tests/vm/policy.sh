@@ -52,7 +52,7 @@
 #            back to its level (a requeue); it waits there for a CPU,
 #            instead of kicking another CPU's nice 5 hog off.
 #            Expected: the kernel's count of its moves between CPUs
-#            (/proc/PID/sched) at most one per wakeup that displaced it
+#            (perf cpu-migrations) at most one per wakeup that displaced it
 #            (those of one waker): measured 0.27-0.42, and 1.8-2.1 with
 #            requeues kicking busy CPUs.
 #   hot      a CPU takes back its own tasks first (take_cache_hot()):
@@ -60,7 +60,7 @@
 #            ceiling), so each slice end (a tick) takes a task from the
 #            shared level. Taken head first, a task went to whichever CPU
 #            looked next. Expected, default knobs: the hogs' moves between
-#            CPUs (/proc/PID/sched) at most a tenth of their switches,
+#            CPUs (perf cpu-migrations) at most a tenth of their switches,
 #            report cache_hot > 0, and the level still shared out: each
 #            hog at least 60% of an even share of the CPUs' time
 #            (/proc/PID/schedstat). With all knobs on (--vtime orders the
@@ -288,11 +288,28 @@ c_preempt() {
     "l - l0 >= (k - k0) / 2 && k - k0 >= 100" l="$l" l0="$l0" k="$k" k0="$k0"
 }
 
-# migrations PID: the kernel's count of the task's moves between CPUs;
-# switches PID its context switches. "gone:PID" once the task exited,
-# which check() refuses as no number.
-migrations() { awk '$1 == "se.nr_migrations" { print $3 }' "/proc/$1/sched" 2>/dev/null || echo "gone:$1"; }
-switches() { awk '$1 == "nr_switches" { print $3 }' "/proc/$1/sched" 2>/dev/null || echo "gone:$1"; }
+# moves_start PID...: counts the tasks' moves between CPUs from now on, with
+# perf's cpu-migrations event (the kernel's own count, which /proc/PID/sched
+# shows only on a kernel built with CONFIG_SCHED_DEBUG, and 6.12's is not);
+# moves_stop prints the count, or "none" when perf gave no number, which
+# check() refuses. switches PID: the task's context switches, voluntary or
+# not (/proc/PID/status); "gone:PID" once the task exited.
+MOVES_PID=
+moves_start() {
+  rm -f "$SORYU_OUT/$CASE.moves"
+  perf stat -x, -e cpu-migrations -p "$(IFS=,; echo "$*")" -o "$SORYU_OUT/$CASE.moves" &
+  MOVES_PID=$!
+  sleep 1 # perf attaches
+}
+moves_stop() {
+  kill -INT "$MOVES_PID" 2>/dev/null || true
+  wait "$MOVES_PID" 2>/dev/null || true
+  MOVES_PID=
+  awk -F, '$3 ~ /^cpu-migrations/ && $1 ~ /^[0-9]+$/ { print $1; n++ } END { if (!n) print "none" }' \
+    "$SORYU_OUT/$CASE.moves" 2>/dev/null || echo none
+}
+switches() { awk '/^(non)?voluntary_ctxt_switches:/ { n += $2; ok = 1 } END { if (ok) print n; else exit 1 }' \
+  "/proc/$1/status" 2>/dev/null || echo "gone:$1"; }
 # all_alive PID...: every task still there; fails the case when one exited
 # (its counts can no longer be read, and a hog never ends by itself)
 all_alive() {
@@ -303,7 +320,7 @@ all_alive() {
 }
 
 c_requeue() {
-  local a i m0 m1 n=0 secs=10 f
+  local a i m n=0 secs=10 f
   # Every CPU: a nice 5 hog and a SCHED_FIFO waker (cyclictest, every
   # 10 ms, a few microseconds of work each) pinned there; one nice 0 hog (a) that may use any CPU, better than
   # the nice 5 hogs, so it always runs, on some CPU. The RT class takes
@@ -314,21 +331,21 @@ c_requeue() {
   for i in $(seq 0 "$last"); do hog 5 "$i"; done
   sleep 3
   all_alive "$a" || { kill_all; return; }
-  m0=$(migrations "$a")
+  moves_start "$a"
   for i in $(seq 0 "$last"); do
     cyclictest -q -m -p 50 -a "$i" -t 1 -i 10000 -D "$secs" --json="$SORYU_OUT/$CASE.waker$i" >/dev/null &
     PIDS+=($!)
   done
   for i in $(seq 0 "$last"); do wait "${PIDS[-1 - i]}" || true; done
+  m=$(moves_stop)
   all_alive "$a" || { kill_all; return; }
-  m1=$(migrations "$a")
   kill_all
   for i in $(seq 0 "$last"); do
     f=$SORYU_OUT/$CASE.waker$i
     check "the waker on CPU $i ran" "w >= 100" w="$(jq '.thread["0"].cycles' "$f")"
     n=$((n + $(jq '.thread["0"].cycles' "$f")))
   done
-  echo "  requeue: the nice 0 hog moved $((m1 - m0)) times in ${secs}s; the wakers woke $n times"
+  echo "  requeue: the nice 0 hog moved $m times in ${secs}s; the wakers woke $n times"
   # Each wakeup of the waker on a's CPU displaces a (about n / ncpu of
   # them). Handed back to its level, a waits there and moves only if
   # another CPU looks for work first: 267 and 421 moves for 1,000
@@ -336,24 +353,26 @@ c_requeue() {
   # another CPU's worse hog (the build before victim_bar()) bounced a
   # between the CPUs: 1,780 and 2,112.
   check "a displaced task waited for a CPU, not kicking another CPU's worse task (moves against displacing wakeups)" \
-    "m <= n / $ncpu" m=$((m1 - m0)) n="$n"
+    "m <= n / $ncpu" m="$m" n="$n"
 }
 
 c_hot() {
-  local h=() i m0=0 m1=0 s0=0 s1=0 t0=() t1=() secs=8 n=$((2 * ncpu)) hot min=
+  local h=() i m s0=0 s1=0 t0=() t1=() secs=8 n=$((2 * ncpu)) hot min=
   for i in $(seq "$n"); do
     hog 0 "0-$last"
     h+=("$HOG")
   done
   sleep 3
   all_alive "${h[@]}" || { kill_all; return; }
+  moves_start "${h[@]}"
   for i in "${h[@]}"; do
-    m0=$((m0 + $(migrations "$i"))); s0=$((s0 + $(switches "$i"))); t0+=("$(cputime "$i")")
+    s0=$((s0 + $(switches "$i"))); t0+=("$(cputime "$i")")
   done
   sleep "$secs"
+  m=$(moves_stop)
   all_alive "${h[@]}" || { kill_all; return; }
   for i in "${!h[@]}"; do
-    m1=$((m1 + $(migrations "${h[i]}"))); s1=$((s1 + $(switches "${h[i]}"))); t1+=("$(cputime "${h[i]}")")
+    s1=$((s1 + $(switches "${h[i]}"))); t1+=("$(cputime "${h[i]}")")
     # the least CPU time of one hog (empty until the first is read, so a hog
     # that got none is kept, not taken for the unset mark)
     if [ -z "$min" ] || [ $((t1[i] - t0[i])) -lt "$min" ]; then min=$((t1[i] - t0[i])); fi
@@ -361,7 +380,7 @@ c_hot() {
   kill_all
   sleep 3
   hot=$(report_sum cache_hot)
-  echo "  hot: $n hogs moved $((m1 - m0)) times in $((s1 - s0)) switches over ${secs}s; least CPU time of one $((min / 1000000)) ms; cache_hot $hot"
+  echo "  hot: $n hogs moved $m times in $((s1 - s0)) switches over ${secs}s; least CPU time of one $((min / 1000000)) ms; cache_hot $hot"
   check "each hog had at least 60% of an even share of the CPUs" "t / 1e9 >= 0.6 * $secs * $ncpu / $n" t="$min"
   if [ "$2" = true ]; then
     check "--vtime orders the level: no task taken from behind its head" "c == 0" c="$hot"
@@ -371,7 +390,7 @@ c_hot() {
   # Measured 26 and 47 moves in 4,701 and 4,552 switches; taken head
   # first (the build before take_cache_hot()), 2,190 in 4,974; with
   # --vtime, 1,226 and 1,645.
-  check "the hogs stayed on their CPUs (moves against switches)" "m <= s / 10" m=$((m1 - m0)) s=$((s1 - s0))
+  check "the hogs stayed on their CPUs (moves against switches)" "m <= s / 10" m="$m" s=$((s1 - s0))
 }
 
 # switches_per_msg: hackbench -g 2 -l 50 twice; the machine's context
