@@ -11,11 +11,8 @@
 #            with ops.enqueue made to spin 200 us between its victim
 #            search and the insert (--inject-enqueue-delay-us), so that
 #            the other CPU goes idle in that window several times a run;
-#            no wakeup of the probe may oversleep 100 ms. The code before
-#            go_idle()'s kick passes it too. Inferred, not traced: the
-#            probe is enqueued on the runqueue of the CPU that goes idle,
-#            and the kernel reschedules an idle CPU a task is enqueued on;
-#            the race needs the task enqueued on a busy CPU's runqueue
+#            no wakeup of the probe may oversleep 100 ms (the code before
+#            go_idle()'s kick passes too: docs/testing.md#open-holes)
 #   disable  a task that leaves sched_ext while queued (switched to
 #            SCHED_FIFO) and comes back later starts a new wait: a nice
 #            19 hog under two nice -10 hogs is switched to FIFO and
