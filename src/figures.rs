@@ -547,10 +547,15 @@ figures! {
         .text(Preempt, 0, "scans")
         .prom(Counter("preempt_scans")),
         |x| x.cnt(soryu_counter_SORYU_CNT_PREEMPT_SCAN);
-    preempt_fallbacks: u64 = count("Victim searches that read every CPU's level: tasks that may not use every CPU")
+    preempt_fallbacks: u64 = count("Victim searches of tasks that may not use every CPU: they look only at the LLCs holding a CPU the task may use")
         .text(Preempt, 0, "fallback")
         .prom(Counter("preempt_fallbacks")),
         |x| x.cnt(soryu_counter_SORYU_CNT_PREEMPT_FALLBACK);
+    victim_reads: u64 = count("CPUs whose level victim searches read: the CPUs of one LLC per search, of two when the first offers no victim")
+        .text(Preempt, 0, "cpus read")
+        .prom(Counter("victim_reads"))
+        .since(2),
+        |x| x.cnt(soryu_counter_SORYU_CNT_VICTIM_READS);
 
     boost_floor_pct: f64 = ratio(Percent, "Tasks queued at the boost floor, -12 (best), as a share of tasks queued")
         .unknown("without enqueues or histograms")

@@ -24,7 +24,7 @@ use crate::figures::{Fig, Metrics, NEWEST_SINCE};
 /// construction. 4: `queued_max_us` (longest wait of any queued task) and
 /// `starve_bound_us`. 5: `preempt_deferred` (kicks left to the wakeup
 /// granularity's timer), `preempt_scans` and the `wakeup_gran_us` knob. 6:
-/// `preempt_fallbacks` (victim searches that read every CPU) and the
+/// `preempt_fallbacks` (victim searches of tasks that may not use every CPU) and the
 /// header's `llcs`. 7: `pinned` (tasks queued on their one CPU's own
 /// queue). 8: `smt_moves` (tasks let go from a shared SMT core for a whole
 /// idle one). 9: `sync_local` (sync wakeups run next on the waker's CPU).
@@ -39,7 +39,8 @@ const RECORD_MINOR: u32 = 1;
 
 /// The format's minor version, bumped by every field added: files of the
 /// same major stay comparable, a figure an older file lacks is skipped (a
-/// figure's spec says which minor version first carried it).
+/// figure's spec says which minor version first carried it). 2:
+/// `victim_reads` (CPUs the victim searches read).
 pub const FORMAT_MINOR: u32 = if NEWEST_SINCE > RECORD_MINOR {
     NEWEST_SINCE
 } else {

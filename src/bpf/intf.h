@@ -169,7 +169,7 @@ enum soryu_counter {
 	SORYU_CNT_PREEMPT_NONE,		/* ... that found no CPU to take the task */
 	SORYU_CNT_PREEMPT_DEFER,	/* ... whose kick waited for the wakeup granularity */
 	SORYU_CNT_PREEMPT_SCAN,		/* ... that searched for a victim (not idle, last CPU no victim) */
-	SORYU_CNT_PREEMPT_FALLBACK,	/* ... searches of a task that may not use every CPU: every CPU read */
+	SORYU_CNT_PREEMPT_FALLBACK,	/* ... searches of a task that may not use every CPU */
 	SORYU_CNT_INSERT_FAIL,		/* DSQ inserts the kernel refused: must stay 0 */
 	SORYU_CNT_BITMAP_CLEAR,		/* level bits cleared (--clear-bitmap) */
 	SORYU_CNT_BITMAP_REPAIR,	/* bits the repair sweep had to set again */
@@ -182,6 +182,7 @@ enum soryu_counter {
 					 * victim's local DSQ (also counted as kicks) */
 	SORYU_CNT_CACHE_HOT,		/* dispatch calls that took, from behind its
 					 * level's head, a task last run on their CPU */
+	SORYU_CNT_VICTIM_READS,		/* CPUs whose level victim searches read */
 	SORYU_NR_COUNTERS,
 };
 
@@ -257,6 +258,8 @@ struct soryu_task_ctx {
 	u32 pin_cpu1;		/* 1 + the CPU whose own queue counts it (its vtime
 				 * then saved in pin_vtime), 0: none */
 	u64 pin_vtime;		/* --vtime: its vtime while the queue's key holds the field */
+	u64 llcs[SORYU_MAX_LLCS / 64];	/* bit l: it may use a CPU of LLC l (task_llcs()) */
+	u8 llcs_known;		/* llcs was read from its current cpumask */
 };
 
 #endif /* __SORYU_INTF_H */

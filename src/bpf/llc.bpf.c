@@ -3,7 +3,7 @@
  * scx_soryu: the levels the CPUs run, summarised per LLC, so that the
  * preemption victim search (find_victim()) reads one word per LLC and then
  * the CPUs of one LLC, L + N/L reads for N CPUs in L LLCs, instead of every
- * CPU's cpu_ctx. Each CPU shows the level it runs in its cpu_ctx
+ * CPU's cpu_ctx, whatever CPUs the task may use (task_llcs()). Each CPU shows the level it runs in its cpu_ctx
  * (show_level()); every change also moves the CPU's count in its LLC's
  * llc_ctx from the old level to the new one, and a bit per level says
  * which counts may be non-zero.
@@ -19,7 +19,8 @@
  * The layout, written by the daemon before load (src/topology.rs): the
  * LLC of each CPU, and the CPUs of LLC l at llc_cpus[llc_first[l]] up to
  * llc_cpus[llc_first[l + 1]]. A CPU the daemon did not list (not present
- * at load) counts in LLC 0 and is only found by the fallback.
+ * at load: a CPU brought online later restarts soryu, which lists it)
+ * counts in LLC 0 and no victim search reads it.
  */
 const volatile u32 nr_llcs = 1;
 const volatile u32 cpu_llc[SORYU_MAX_CPUS];
@@ -181,12 +182,49 @@ static u32 llc_worst(struct llc_ctx *lc, u32 lvl)
 }
 
 /*
- * The LLC other than @skip that shows the worst level worse than @lvl,
- * nearest first on a tie: @near's own LLC, then the others in index order
- * from there. -1 when none shows a level worse than @lvl: then no CPU
- * there runs one.
+ * The LLCs holding a CPU @p may use, one bit each, or NULL for "every
+ * LLC" (no task context). Read from its cpumask once per change of it
+ * (ops.set_cpumask and ops.disable forget the last reading): a walk of the
+ * listed CPUs, none of whose state it reads. A reading a moment old only
+ * misleads: the victim search tests each CPU against the cpumask itself.
  */
-static s32 pick_llc(u32 lvl, s32 near, s32 skip)
+static const u64 *task_llcs(struct task_struct *p)
+{
+	struct soryu_task_ctx *tctx = lookup_task_ctx(p);
+	u32 i, cpu, l, n = LLC_FIRST(llc_count());
+
+	if (!tctx)
+		return NULL;
+	if (tctx->llcs_known)
+		return tctx->llcs;
+	bpf_for(i, 0, SORYU_MAX_LLCS / 64)
+		tctx->llcs[masked(i, SORYU_MAX_LLCS / 64 - 1)] = 0;
+	bpf_for(i, 0, n) {
+		if (i >= SORYU_MAX_CPUS)
+			break;
+		cpu = LLC_CPU(i);
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			continue;
+		l = LLC_OF(cpu);
+		tctx->llcs[masked(l / 64, SORYU_MAX_LLCS / 64 - 1)] |= 1ULL << (l % 64);
+	}
+	tctx->llcs_known = true;
+	return tctx->llcs;
+}
+
+/* Is LLC @l in @llcs (task_llcs(); NULL: every LLC)? */
+static bool llc_in(const u64 *llcs, u32 l)
+{
+	return !llcs || (llcs[masked(l / 64, SORYU_MAX_LLCS / 64 - 1)] >> (l % 64)) & 1;
+}
+
+/*
+ * The LLC of @llcs (task_llcs()) other than @skip that shows the worst
+ * level worse than @lvl, nearest first on a tie: @near's own LLC, then the
+ * others in index order from there. -1 when none shows a level worse than
+ * @lvl: then no CPU there runs one.
+ */
+static s32 pick_llc(u32 lvl, s32 near, s32 skip, const u64 *llcs)
 {
 	u32 i, l, w, worst = lvl, n = llc_count(), first;
 	s32 pick = -1;
@@ -195,7 +233,7 @@ static s32 pick_llc(u32 lvl, s32 near, s32 skip)
 	first = near >= 0 && near < SORYU_MAX_CPUS ? LLC_OF(near) : 0;
 	bpf_for(i, 0, n) {
 		l = (first + i) % n;
-		if ((s32)l == skip || !(lc = bpf_map_lookup_elem(&llc_ctxs, &l)))
+		if ((s32)l == skip || !llc_in(llcs, l) || !(lc = bpf_map_lookup_elem(&llc_ctxs, &l)))
 			continue;
 		w = llc_worst(lc, lvl);
 		if (w > worst) {

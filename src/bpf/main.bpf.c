@@ -582,6 +582,16 @@ void BPF_STRUCT_OPS(soryu_disable, struct task_struct *p)
 	tctx->resume = false;
 	tctx->yielded = false;
 	tctx->sync_wake = 0;
+	tctx->llcs_known = false;	/* its cpumask may change while away */
+}
+
+/* The LLCs @p may use are read again at its next victim search (task_llcs()). */
+void BPF_STRUCT_OPS(soryu_set_cpumask, struct task_struct *p, const struct cpumask *cpumask)
+{
+	struct soryu_task_ctx *tctx = lookup_task_ctx(p);
+
+	if (tctx)
+		tctx->llcs_known = false;
 }
 
 s32 BPF_STRUCT_OPS(soryu_init_task, struct task_struct *p, struct scx_init_task_args *args)
@@ -696,6 +706,7 @@ SCX_OPS_DEFINE(soryu_ops,
 	       .quiescent	= (void *)soryu_quiescent,
 	       .cpu_release	= (void *)soryu_cpu_release,
 	       .yield		= (void *)soryu_yield,
+	       .set_cpumask	= (void *)soryu_set_cpumask,
 	       .init_task	= (void *)soryu_init_task,
 	       .cgroup_init	= (void *)soryu_cgroup_init,
 	       .cgroup_set_weight = (void *)soryu_cgroup_set_weight,

@@ -132,26 +132,24 @@ struct victim {
 };
 
 /*
- * Read @nr CPUs, from llc_cpus[@base] on (@list) or every CPU (!@list),
- * starting after position @v->from, so that equal candidates are taken in
- * a different order by tasks last run on different CPUs; keep in @v the
- * one @p may use that runs the worst level worse than @v->level.
+ * Read the CPUs of LLC @llc, starting after position @v->from, so that
+ * equal candidates are taken in a different order by tasks last run on
+ * different CPUs; keep in @v the one @p may use that runs the worst level
+ * worse than @v->level. Counts each CPU read (victim_reads).
  */
-static void scan_victims(struct task_struct *p, struct victim *v, bool list, u32 base, u32 nr)
+static void scan_llc(struct task_struct *p, struct victim *v, s32 llc)
 {
+	u32 base = LLC_FIRST(llc), nr = LLC_FIRST(llc + 1) - base, zero = 0, i, l, reads = 0;
 	struct cpu_ctx *cctx;
-	u32 zero = 0, i, l;
 	s32 cpu;
 
 	bpf_for(i, 0, nr) {
-		cpu = (v->from + 1 + i) % nr;
-		if (list) {
-			if (base + cpu >= SORYU_MAX_CPUS)
-				break;
-			cpu = LLC_CPU(base + cpu);
-		}
+		if (base + i >= SORYU_MAX_CPUS)
+			break;
+		cpu = LLC_CPU(base + (v->from + 1 + i) % nr);
 		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 			continue;
+		reads++;
 		cctx = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
 		if (cctx && (l = target_level(cctx)) > v->level) {
 			v->level = l;
@@ -159,14 +157,7 @@ static void scan_victims(struct task_struct *p, struct victim *v, bool list, u32
 			v->cctx = cctx;
 		}
 	}
-}
-
-/* scan_victims() over the CPUs of LLC @llc. */
-static void scan_llc(struct task_struct *p, struct victim *v, s32 llc)
-{
-	u32 base = LLC_FIRST(llc);
-
-	scan_victims(p, v, true, base, LLC_FIRST(llc + 1) - base);
+	stat_add(this_stats(), SORYU_CNT_VICTIM_READS, reads);
 }
 
 /*
@@ -294,12 +285,13 @@ static u32 victim_level(s64 v)
  * last CPU first keeps a woken task where its cache is, and usually saves
  * the search. The search reads the LLC summaries (pick_llc(), nearest LLC
  * first on a tie) and then the CPUs of the LLC chosen; when that LLC
- * offers no victim (its CPUs claimed by other wakeups, or the summary a
- * moment old), the CPUs of the next worst LLC, and no more: a victim left
- * in a third LLC only costs @p the wait for a slice end, which the
- * starvation bound already counts. A task that may not use every CPU
- * reads the CPUs it may use instead: the summaries do not say which LLCs
- * those are.
+ * offers no victim (its CPUs claimed by other wakeups, the summary a
+ * moment old, or its worst CPU one @p may not use), the CPUs of the next
+ * worst LLC, and no more: a victim left in a third LLC only costs @p the
+ * wait for a slice end, which the starvation bound already counts. A task
+ * that may not use every CPU (a cpuset container, isolcpus) looks only at
+ * the LLCs holding a CPU it may use (task_llcs()), and reads there only
+ * those CPUs: never more than two LLCs' CPUs per search.
  * Verified once, on its own: inlined into ops.enqueue beside the local
  * preemption (preempt_local()), the verifier walked 195,810 instructions
  * for soryu_enqueue, and each load took 10-12 s (tests/vm/cycles.sh).
@@ -309,7 +301,8 @@ __verified_once s64 find_victim(struct task_struct *p __arg_trusted, u32 lvl)
 	struct soryu_stats *st = this_stats();
 	struct victim v = { .cpu = -1, .level = lvl };
 	s32 prev = scx_bpf_task_cpu(p), llc;
-	u32 zero = 0, l, nr_cpus = scx_bpf_nr_cpu_ids();
+	const u64 *llcs = NULL;
+	u32 zero = 0, l;
 	struct cpu_ctx *cctx;
 	bool prev_ok = bpf_cpumask_test_cpu(prev, p->cpus_ptr);
 
@@ -323,12 +316,13 @@ __verified_once s64 find_victim(struct task_struct *p __arg_trusted, u32 lvl)
 	stat_add(st, SORYU_CNT_PREEMPT_SCAN, 1);
 	/* prev's place in an LLC's list is not known: its id spreads ties as well */
 	v.from = prev;
-	if (p->nr_cpus_allowed < nr_cpus) {
+	if (p->nr_cpus_allowed < scx_bpf_nr_cpu_ids()) {
 		stat_add(st, SORYU_CNT_PREEMPT_FALLBACK, 1);
-		scan_victims(p, &v, false, 0, nr_cpus);
-	} else if ((llc = pick_llc(lvl, prev, -1)) >= 0) {
+		llcs = task_llcs(p);
+	}
+	if ((llc = pick_llc(lvl, prev, -1, llcs)) >= 0) {
 		scan_llc(p, &v, llc);
-		if (v.cpu < 0 && (llc = pick_llc(lvl, prev, llc)) >= 0)
+		if (v.cpu < 0 && (llc = pick_llc(lvl, prev, llc, llcs)) >= 0)
 			scan_llc(p, &v, llc);
 	}
 	return v.cpu >= 0 && v.cctx ? victim_pack(v.cpu, v.level) : VICTIM_NONE;

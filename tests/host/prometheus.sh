@@ -119,6 +119,7 @@ want = {
     "scx_soryu_preempt_attempts_total": "counter",
     "scx_soryu_preempt_scans_total": "counter",
     "scx_soryu_preempt_fallbacks_total": "counter",
+    "scx_soryu_victim_reads_total": "counter",
     "scx_soryu_insert_failures_total": "counter",
     "scx_soryu_bitmap_clears_total": "counter",
     "scx_soryu_bitmap_repairs_total": "counter",

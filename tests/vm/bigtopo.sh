@@ -35,11 +35,14 @@
 #            online again: the daemon restarts (the kernel asks it to), and
 #            its last topology line lists the kernel's LLCs, that one
 #            included; under the CI load each of those CPUs then ran tasks
-#   cpuset   two cpuset cgroups, one of one LLC's CPUs, one of two LLCs'
-#            (or of half the CPUs when there is one LLC): in each, a nice
+#   cpuset   two cpuset cgroups, one of the first LLC's CPUs, one of every
+#            other LLC's (or of half the CPUs when there is one LLC), as
+#            an isolcpus machine confines its tasks: in each, a nice
 #            -20 hog per CPU and a nice 19 probe; every probe's longest
 #            time off the CPU stays under GAP_MAX_MS (the starvation
-#            serves inside a container)
+#            serves inside a container); with two LLCs or more, the
+#            victim searches read at most two LLCs' CPUs each
+#            (victim_reads <= preempt_scans x 2 x the largest LLC)
 set -euo pipefail
 
 # shellcheck source=tests/vm/lib.sh
@@ -73,6 +76,15 @@ kernel_llcs() {
     done
     [ -z "$best" ] || echo "$best"
   done | sort -u -t- -k1,1n
+}
+# the CPUs of the largest LLC
+llc_size_max() {
+  local l m=0 n
+  while read -r l; do
+    n=$(cpu_list_expand "$l" | wc -w)
+    [ "$n" -le "$m" ] || m=$n
+  done < <(kernel_llcs)
+  echo "$m"
 }
 cpu_list_expand() { # 0-3,8 -> 0 1 2 3 8
   local part out=()
@@ -299,7 +311,7 @@ case_cpuset() {
   llcs=$(kernel_llcs)
   if [ "$(wc -l <<<"$llcs")" -ge 2 ]; then
     one=$(sed -n 1p <<<"$llcs")
-    two=$(sed -n '2,3p' <<<"$llcs" | paste -sd,)
+    two=$(sed -n '2,$p' <<<"$llcs" | paste -sd,)
   else
     one="0-$(($(nproc) / 2 - 1))"
     two="$(($(nproc) / 2))-$(($(nproc) - 1))"
@@ -323,6 +335,14 @@ case_cpuset() {
   stop_work
   sched_stop
   sched_wait_disabled
+  # the victim search of a task confined to some LLCs reads the CPUs of
+  # two of them at most, where a walk of every CPU it may use would read
+  # those of all the LLCs of the second cgroup
+  if [ "$(wc -l <<<"$llcs")" -ge 2 ]; then
+    check "victim searches ran for tasks that may not use every CPU" "f > 0" f="$(report_sum preempt_fallbacks)"
+    check "CPUs read per victim search at most two LLCs' worth, 2 x $(llc_size_max) (victim_reads / preempt_scans)" \
+      "s > 0 && r > 0 && r <= s * 2 * m" r="$(report_sum victim_reads)" s="$(report_sum preempt_scans)" m="$(llc_size_max)"
+  fi
   for set in "$one" "$two"; do
     out=$SORYU_OUT/$CASE.probe-${set//[,-]/_}.json
     trace "cpuset $set probe: $(cat "$out")"
