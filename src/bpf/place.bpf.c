@@ -258,9 +258,6 @@ static bool wake_on_waker(struct task_struct *p, struct soryu_task_ctx *tctx)
 	return true;
 }
 
-/* The kernel's priorities below this belong to the classes above sched_ext. */
-#define MAX_RT_PRIO	100
-
 /*
  * Does a class above sched_ext (stop, deadline, RT, or a task boosted into
  * RT by priority inheritance) run on @cpu? A task put on that CPU's local
@@ -270,19 +267,12 @@ static bool wake_on_waker(struct task_struct *p, struct soryu_task_ctx *tctx)
  * never gives the CPU back while the higher class keeps it busy, so the
  * watchdog ends soryu (docs/kernels.md). The CPU's level cannot say so:
  * ops.cpu_release does not run when the higher class takes an idle CPU.
- * Read under RCU without the CPU's lock: a class that takes the CPU after
- * this read can still strand the task, until sched_ext next runs there.
+ * A class that takes the CPU after this read (curr_is()) can still strand
+ * the task, until sched_ext next runs there.
  */
 static bool higher_class_runs(s32 cpu)
 {
-	struct task_struct *curr;
-	bool held;
-
-	bpf_rcu_read_lock();
-	curr = __COMPAT_scx_bpf_cpu_curr(cpu);
-	held = curr && curr->prio < MAX_RT_PRIO;
-	bpf_rcu_read_unlock();
-	return held;
+	return curr_is(cpu, CURR_ABOVE_EXT);
 }
 
 /*

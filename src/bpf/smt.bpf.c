@@ -31,14 +31,7 @@ const volatile u32 cpu_sibling[SORYU_MAX_CPUS];
  */
 static bool runs_stuck(s32 cpu)
 {
-	struct task_struct *curr;
-	bool stuck;
-
-	bpf_rcu_read_lock();
-	curr = __COMPAT_scx_bpf_cpu_curr(cpu);
-	stuck = curr && curr->nr_cpus_allowed == 1;
-	bpf_rcu_read_unlock();
-	return stuck;
+	return curr_is(cpu, CURR_PINNED);
 }
 
 /*

@@ -2,7 +2,8 @@
 /*
  * scx_soryu: a task's own figures: its level, what is left of its slice,
  * charging its runtime (the boost's penalty for a used-up slice), its
- * vtime under --vtime, and where ops.enqueue puts it (enum requeue).
+ * vtime under --vtime, where ops.enqueue puts it (enum requeue), and what
+ * the task a CPU runs now is (curr_is()).
  * Included by main.bpf.c, after its globals and maps.
  */
 
@@ -16,6 +17,35 @@ static u32 task_level(const struct task_struct *p, const struct soryu_task_ctx *
 {
 	return soryu_level(p->policy, is_pcpu_kthread(p),
 			   (int)p->static_prio - 120 + tctx->cg_nice, tctx->boost);
+}
+
+/* The kernel's priorities below this belong to the classes above sched_ext. */
+#define MAX_RT_PRIO	100
+
+/* What a CPU's current task may be (curr_is()). */
+enum curr_trait {
+	CURR_PINNED = 1 << 0,		/* it may run nowhere else */
+	CURR_ABOVE_EXT = 1 << 1,	/* of a class above sched_ext: stop, deadline, RT */
+};
+
+/*
+ * Does @cpu's current task have each trait of @traits? Read under RCU
+ * without the CPU's lock: the CPU may switch tasks right after, which each
+ * caller allows for.
+ */
+static bool curr_is(s32 cpu, u32 traits)
+{
+	struct task_struct *curr;
+	u32 t = 0;
+
+	bpf_rcu_read_lock();
+	curr = __COMPAT_scx_bpf_cpu_curr(cpu);
+	if (curr && curr->nr_cpus_allowed == 1)
+		t |= CURR_PINNED;
+	if (curr && curr->prio < MAX_RT_PRIO)
+		t |= CURR_ABOVE_EXT;
+	bpf_rcu_read_unlock();
+	return traits && (t & traits) == traits;
 }
 
 /* What is left of the task's slice; a used-up slice was refilled in charge(). */
