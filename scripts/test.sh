@@ -61,7 +61,7 @@ emulator_reruns=0
 # has time for.
 declare -A vm_shape=(
   [ci]="SORYU_BIGTOPO_CASES=shape,strict,hotplug,cpuset"
-  [32]="SORYU_VM_CPUS=32 SORYU_VM_SMP=sockets=8,cores=2,threads=2 SORYU_VM_NUMA=2 SORYU_VM_MEMORY=4G SORYU_BIGTOPO_CASES=shape,load,strict,cpuset"
+  [32]="SORYU_VM_CPUS=32 SORYU_VM_SMP=sockets=8,cores=2,threads=2 SORYU_VM_NUMA=2 SORYU_VM_MEMORY=4G SORYU_BIGTOPO_CASES=shape,load,strict"
   [1llc]="SORYU_VM_CPUS=16 SORYU_VM_SMP=sockets=1,cores=8,threads=2 SORYU_VM_NUMA=1 SORYU_BIGTOPO_CASES=shape,load,cpuset"
 )
 # Runs beside every tests/vm/*.sh on the default kernel (bigtopo only as
