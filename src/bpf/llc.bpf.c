@@ -3,7 +3,8 @@
  * scx_soryu: the levels the CPUs run, summarised per LLC, so that the
  * preemption victim search (find_victim()) reads one word per LLC and then
  * the CPUs of one LLC, L + N/L reads for N CPUs in L LLCs, instead of every
- * CPU's cpu_ctx, whatever CPUs the task may use (task_llcs()). Each CPU shows the level it runs in its cpu_ctx
+ * CPU's cpu_ctx, whatever CPUs the task may use (task_llcs()). Each CPU
+ * shows the level it runs in its cpu_ctx
  * (show_level()); every change also moves the CPU's count in its LLC's
  * llc_ctx from the old level to the new one, and a bit per level says
  * which counts may be non-zero.
