@@ -16,13 +16,14 @@
 #   mixed    strict priority between a CPU's own queue and the shared
 #            levels, both ways, where dispatch has to choose between them:
 #            on the last CPU a task pinned there, beside four tasks per CPU
-#            that may use every CPU, all running 2 ms and sleeping 0.5 ms
-#            over and over (so CPUs keep meeting a queued task of each
-#            kind with no previous task to keep). A pinned nice 19 task
-#            under nice -20 ones (levels 20-32 against 1-13) runs on
-#            starvation grants only: expected <= 8% of its CPU (a dispatch
-#            that took the own queue first gives it a slice at every
-#            sleep). A pinned nice -20 task over nice 19 ones gets what it
+#            that may use every CPU, all running 2 ms of CPU time and
+#            sleeping 0.5 ms over and over (so CPUs keep meeting a queued
+#            task of each kind with no previous task to keep). A pinned
+#            nice 19 task under nice -20 ones (levels 20-32 against 1-13)
+#            runs on starvation grants only, one 2 ms run per --starve-ms
+#            (100 ms), 2%: expected <= 5% of its CPU (measured 2.5%; a
+#            dispatch that took the own queue first gave it 21-32%).
+#            A pinned nice -20 task over nice 19 ones gets what it
 #            asks, 80% of its CPU less the wakeup granularity: expected
 #            >= 50% (a dispatch that took the shared levels first leaves
 #            it the grants alone). The report counts own-queue enqueues
@@ -188,7 +189,7 @@ c_mixed() {
   better=$(mixed_phase -20 19 "$secs")
   echo "  mixed: pinned nice 19 under shared nice -20 ran $((worse / 1000000)) ms," \
     "pinned nice -20 over shared nice 19 ran $((better / 1000000)) ms, of ${secs}s each"
-  check "a worse pinned task yields its CPU to better shared levels (share)" "w / 1e9 <= 0.08 * $secs" w="$worse"
+  check "a worse pinned task yields its CPU to better shared levels (share)" "w / 1e9 <= 0.05 * $secs" w="$worse"
   check "a better pinned task keeps its CPU against worse shared levels (share)" "b / 1e9 >= 0.5 * $secs" b="$better"
   check "the worse pinned task still ran (starvation grants)" "w > 0" w="$worse"
   sleep 3

@@ -14,8 +14,10 @@ clock (never with the scheduler's figures).
         the longest (max_gap_ms).
 
     policy_probe.py duty RUN_MS SLEEP_MS SECS
-        Runs RUN_MS, sleeps SLEEP_MS, over and over for SECS: a task that
-        wants most of a CPU and goes through wakeups all the time.
+        Runs RUN_MS of its own CPU time, sleeps SLEEP_MS, over and over for
+        SECS: a task that wants most of a CPU and goes through wakeups all
+        the time. CPU time, not the clock: a task kept waiting still wants
+        its RUN_MS, so a queue of them never empties by itself.
 
     policy_probe.py boost KIND PIDFILE
         Writes the pid to inspect into PIDFILE, puts the task into a known
@@ -46,7 +48,9 @@ def spin(secs):
 def duty(run_ms, sleep_ms, secs):
     end = clock() + secs
     while clock() < end:
-        spin(run_ms / 1000.0)
+        ran = time.thread_time() + run_ms / 1000.0
+        while time.thread_time() < ran:
+            pass
         time.sleep(sleep_ms / 1000.0)
 
 
