@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Races and stale state that made a task wait for the starvation rule
-# when nothing should have held it (2 CPUs). By default only `disable`
-# runs: `idle` passes on this code and on the code before its fix alike,
-# so it proves nothing about that fix (docs/testing.md says why).
+# when nothing should have held it (2 CPUs). By default `disable` and
+# `lost` run: `idle` passes on this code and on the code before its fix
+# alike, so it proves nothing about that fix (docs/testing.md says why).
 #
 #   idle     a task worse than everything running must not wait beside a
 #            CPU that went idle while it was being queued: a SCHED_IDLE
@@ -13,6 +13,18 @@
 #            the other CPU goes idle in that window several times a run;
 #            no wakeup of the probe may oversleep 100 ms (the code before
 #            go_idle()'s kick passes too: docs/testing.md#open-holes)
+#   lost     under `stress-ng --cpu N --fork 1 --switch 1` (the load in
+#            which the report shows wakeups waiting exactly --starve-ms), a
+#            nice 0 waker (every 10 ms, 50 us of work) is never one of them:
+#            at its floor it shares level 11 with the switch pair, so it
+#            waits behind at most those two, each on a slice that ends at
+#            a tick (4 ms): expected p95 oversleep <= 3 ticks (measured
+#            5.7-8.9 ms) and max < 80 ms, where the rule would find it only
+#            after 100 ms (measured 21-38 ms); and starve_serve > 0 (worse tasks, khugepaged at nice 19 and the
+#            deboosted hogs, do wait out --starve-ms: the load is one where
+#            the rule works). With level 11 left out of the bitmap, so
+#            that only the starvation rule found the waker, it waited 216 ms
+#            and failed.
 #   disable  a task that leaves sched_ext while queued (switched to
 #            SCHED_FIFO) and comes back later starts a new wait: a nice
 #            19 hog under two nice -10 hogs is switched to FIFO and
@@ -27,8 +39,9 @@ set -euo pipefail
 
 # shellcheck source=tests/vm/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-probe=$(dirname "${BASH_SOURCE[0]}")/holes_probe.py
-[ $# -gt 0 ] || set -- disable
+here=$(dirname "${BASH_SOURCE[0]}")
+probe=$here/holes_probe.py
+[ $# -gt 0 ] || set -- disable lost
 
 WORK_PIDS=()
 spawn() { # spawn CMD...: in the background, remembered for stop_all
@@ -59,6 +72,25 @@ case_idle() {
     'over == 0' over="$over"
   sched_stop
   sched_wait_disabled
+}
+
+case_lost() {
+  local secs=${SORYU_HOLES_SECS:-20} out=$SORYU_OUT/$CASE.probe.json
+  sched_start --report-sec 2 && sched_wait_enabled || return 0
+  report_wait_past 0 || return 0
+  spawn stress-ng --cpu "$(nproc)" --fork 1 --switch 1 --timeout $((secs + 5))
+  sleep 2
+  python3 "$here/policy_probe.py" waker 10 "$secs" 0 >"$out" || fail "the waker probe failed"
+  stop_all
+  sched_stop
+  sched_wait_disabled
+  echo "  lost: waker $(cat "$out")"
+  check "the waker ran (wakeups)" 'w >= 1000' w="$(jq -r .wakeups "$out" 2>/dev/null || echo null)"
+  check "the waker waited behind its level's two other tasks at most (p95 oversleep, ms)" \
+    'p <= 12' p="$(jq -r .p95_ms "$out" 2>/dev/null || echo null)"
+  check "no wakeup of the waker waited for the starvation rule (max oversleep, ms)" \
+    'm < 80' m="$(jq -r .max_ms "$out" 2>/dev/null || echo null)"
+  check "worse tasks did wait for the starvation rule (starve_serve)" 's > 0' s="$(report_sum starve_serve)"
 }
 
 case_disable() {
@@ -102,6 +134,7 @@ for c in "$@"; do
   case $c in
     idle) case_idle ;;
     disable) case_disable ;;
+    lost) case_lost ;;
     *) fail "no such case: $c" ;;
   esac
   stop_all
