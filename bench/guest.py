@@ -55,7 +55,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from workloads import (COMPILE_SRC_GLOB, ONE_JOB, PACKAGE, PIPE, WORKLOADS, Failed,  # noqa: E402
                        background_cmd, build_times, compile_source, compile_tree, cyclictest_cmd,
-                       latency_figures, mean, parse_throughput, throughput_cmd)
+                       latency_figures, mean, parse_throughput, throughput_cmd, workerpool_build)
 
 SYSFS = os.environ.get("SORYU_SCX_SYSFS", "/sys/kernel/sched_ext")
 # bench/run.sh's default build (SORYU_BIN names another)
@@ -425,6 +425,8 @@ class Run:
             # the compile's tree, fresh for each run so every run builds
             # alike; one per configuration when they take turns
             self.workdir = compile_tree(os.path.join(self.guard.workdir(), self.config))
+        if self.workload == "workerpool" and self.workdir is None:
+            self.workdir = workerpool_build(os.path.join(self.guard.workdir(), self.config, "pool"))
         if self.out is None:
             self.out = open(self.prefix + ".jsonl", "w")
             header = report_header(self.header_cmd, self.secs)
@@ -432,7 +434,7 @@ class Run:
                            "workload": self.workload, "round": self.rnd, "order": self.order, "where": self.where,
                            "interleaved": self.interleaved, "sched_ext_ops": self.ops,
                            "source": "bench/guest.py: cyclictest (hist.lat_interactive), stress-ng, hackbench, "
-                                     "perf bench, make (Lua 5.4)"})
+                                     "perf bench, make (Lua 5.4), bench/workerpool.c"})
             self.out.write(json.dumps(header) + "\n")
         bg_cmd = background_cmd(self.workload, self.outdir, self.workdir)
         if bg_cmd:

@@ -25,6 +25,9 @@
 #              build     (the same build, one per interval: an interval
 #                         lasts one clean build, -s is not used, and the
 #                         builds pair one to one; + its build time)
+#              workerpool (message threads waking worker threads,
+#                         bench/workerpool.c; + the workers' wakeup p50
+#                         and p99, request p99, requests/s)
 #   CONFIG     eevdf (no sched_ext scheduler: the kernel's default),
 #              soryu, soryu-clear-bitmap, soryu-boost-on-wake, soryu-vtime,
 #              soryu-slice-N, soryu-starve-N, soryu-gran-N (one knob:
@@ -54,7 +57,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 export PATH="$PATH:${HOME:-/root}/.cargo/bin"
 
-usage() { sed -n '8,46s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '8,49s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 host=0 args=()
 for a in "$@"; do
   if [ "$a" = --host ]; then host=1; else args+=("$a"); fi

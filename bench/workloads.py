@@ -22,6 +22,8 @@ WORKLOADS = {
     "compile": ("make -j of a real C project (Lua 5.4, bench/source.sh), looped; + mean build time",
                 ["make", "cc"]),
     "build": ("the same project, one clean build per interval; + its build time", ["make", "cc"]),
+    "workerpool": ("message threads waking worker threads (bench/workerpool.c); + the workers' wakeup "
+                   "p50/p99, request p99, requests/s", ["cc"]),
 }
 # Workloads whose interval is one job, as long as that job takes, not -s.
 ONE_JOB = {"build"}
@@ -86,6 +88,18 @@ def background_cmd(workload, outdir, workdir):
     return None
 
 
+def workerpool_build(dirpath):
+    """bench/workerpool.c compiled into dirpath (made if need be); dirpath."""
+    os.makedirs(dirpath, exist_ok=True)
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "workerpool.c")
+    p = subprocess.run(["cc", "-O2", "-pthread", "-o", os.path.join(dirpath, "workerpool"), src],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or ["no output"])[-1]
+        raise Failed(f"cannot build {src} (cc exited with status {p.returncode}): {last}")
+    return dirpath
+
+
 def times_in(text):
     """The "Time: <s>" figures of hackbench or of timed_build(), in order."""
     return [float(line.split()[1]) for line in text.splitlines() if line.startswith("Time:")]
@@ -124,6 +138,8 @@ def throughput_cmd(workload, secs, workdir=None):
         return loop(MESSAGING, secs)
     if workload == "pipe":
         return loop(PIPE, secs)
+    if workload == "workerpool":
+        return [os.path.join(workdir, "workerpool"), "-t", str(secs)]
     return None
 
 
@@ -163,6 +179,15 @@ def parse_throughput(workload, out):
     if workload == "pipe":
         m = mean(numbers(out))  # seconds per job of PIPE_LOOPS round trips
         return {"ext_pipe_us_per_op": m * 1e6 / PIPE_LOOPS} if m is not None else {}
+    if workload == "workerpool":
+        try:
+            r = json.loads(out.strip().splitlines()[-1])
+        except (IndexError, ValueError):
+            return {}
+        if not r.get("requests"):
+            return {}
+        return {"ext_pool_wake_p50_us": r["wake_p50_us"], "ext_pool_wake_p99_us": r["wake_p99_us"],
+                "ext_pool_request_p99_us": r["request_p99_us"], "ext_pool_requests_per_s": r["requests_per_s"]}
     return {}
 
 

@@ -285,6 +285,20 @@ PY
   check "compile run: its build tree removed" test -z "$(find /tmp -maxdepth 1 -name 'soryu-bench-*' -newer "$tmp/compile.log" 2>/dev/null)"
   left_running "compile run"
 
+  # 5b''. the worker pool: built here, every interval files the pool's own
+  # figures, its build removed at the end
+  rc=0
+  bench --host -w workerpool -o "$tmp/pool" -r 1 -n 7 -s 1 soryu eevdf >"$tmp/pool.log" 2>&1 || rc=$?
+  check "workerpool run: status $rc: $(tail -n 3 "$tmp/pool.log" | tr '\n' '|')" \
+    grep -q "^bench: results in $tmp/pool " "$tmp/pool.log"
+  for c in soryu eevdf; do
+    check "workerpool run, $c: 7 intervals, each with requests/s > 0 and wakeup p50 <= p99 <= request p99" \
+      test "$(jq -s '[.[] | select(.type == "interval") | select(.ext_pool_requests_per_s > 0 and
+        .ext_pool_wake_p50_us <= .ext_pool_wake_p99_us and .ext_pool_wake_p99_us <= .ext_pool_request_p99_us)] | length' "$tmp/pool/$c-r1.jsonl")" = 7
+  done
+  check "workerpool run: its build removed" test -z "$(find /tmp -maxdepth 1 -name 'soryu-bench-*' -newer "$tmp/pool.log" 2>/dev/null)"
+  left_running "workerpool run"
+
   # 5b'. the source copied where a guest can read it (bench/profile.sh and
   # bench/sections.sh): the path printed is the copy, the same bytes
   cached=$(bench/source.sh 2>/dev/null || true)
