@@ -51,7 +51,9 @@
 # Results: per-run JSON lines and logs, compare-<config>.md, plot.svg.
 # Figures are cyclictest's and stress-ng's, hackbench's or perf's, so every
 # configuration is measured the same way (bench/guest.py, both modes).
-# Settings: SORYU_BIN (default target/release/scx_soryu); VM: see vm/run.sh.
+# Settings: SORYU_BIN (default target/release/scx_soryu); SORYU_POOL_ARGS
+# (the worker pool's -m, -w, -l, when not bench/workerpool.c's defaults);
+# VM: see vm/run.sh.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"

@@ -13,8 +13,9 @@
  *
  *   workerpool [-m MESSAGE_THREADS] [-w WORKERS_EACH] [-l LOOPS] -t SECS
  *
- * Defaults: 2 message threads of 4 workers, 20000 loops of work per
- * request (an LCG step each; about 20 us natively).
+ * Defaults: 2 message threads of 8 workers, 2,000,000 loops of work per
+ * request (an LCG step each; about 2 ms natively, 5 ms emulated), so
+ * that 16 workers keep 2 CPUs queued deep, as a loaded server does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -55,7 +56,7 @@ struct group {
 	pthread_t tid;
 };
 
-static long loops = 20000;
+static long loops = 2000000;
 static uint64_t deadline;
 static volatile uint64_t sink;
 
@@ -186,7 +187,7 @@ static long arg(const char *opt, const char *val, long lo, long hi)
 
 int main(int argc, char **argv)
 {
-	int ng = 2, nw = 4, g, i, o;
+	int ng = 2, nw = 8, g, i, o;
 	long secs = 0;
 	struct group *gs;
 	struct samples wake = { 0 }, req = { 0 };

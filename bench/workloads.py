@@ -32,6 +32,8 @@ PACKAGE = {"make": "make", "cc": "gcc", "setpriv": "util-linux", "cyclictest": "
 HACKBENCH = ["hackbench", "-g", "4", "-l", "100"]
 HACKBENCH_THREADS = HACKBENCH + ["--threads", "--pipe"]
 MESSAGING = ["perf", "bench", "--format", "simple", "sched", "messaging", "-g", "4", "-l", "100"]
+# The worker pool's shape (bench/workerpool.c's -m, -w, -l), if not its defaults.
+POOL_ARGS = os.environ.get("SORYU_POOL_ARGS", "").split()
 PIPE_LOOPS = 20000
 PIPE = ["perf", "bench", "--format", "simple", "sched", "pipe", "-l", str(PIPE_LOOPS)]
 NCPU = os.cpu_count()
@@ -139,7 +141,7 @@ def throughput_cmd(workload, secs, workdir=None):
     if workload == "pipe":
         return loop(PIPE, secs)
     if workload == "workerpool":
-        return [os.path.join(workdir, "workerpool"), "-t", str(secs)]
+        return [os.path.join(workdir, "workerpool"), "-t", str(secs)] + POOL_ARGS
     return None
 
 
