@@ -20,7 +20,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
-#include <stddef.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -148,19 +147,23 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Every worker's samples of one kind, sorted, in @all. */
-static void merge(struct group *gs, int ng, size_t off, struct samples *all)
+/* Every worker's wakeups into @wake and requests into @req, each sorted. */
+static void merge(struct group *gs, int ng, struct samples *wake, struct samples *req)
 {
+	struct worker *w;
+	size_t k;
 	int g, i;
 
 	for (g = 0; g < ng; g++)
 		for (i = 0; i < gs[g].nw; i++) {
-			struct samples *s = (void *)((char *)&gs[g].w[i] + off);
-
-			for (size_t k = 0; k < s->n; k++)
-				add(all, s->v[k]);
+			w = &gs[g].w[i];
+			for (k = 0; k < w->wake.n; k++)
+				add(wake, w->wake.v[k]);
+			for (k = 0; k < w->req.n; k++)
+				add(req, w->req.v[k]);
 		}
-	qsort(all->v, all->n, sizeof(*all->v), cmp);
+	qsort(wake->v, wake->n, sizeof(*wake->v), cmp);
+	qsort(req->v, req->n, sizeof(*req->v), cmp);
 }
 
 static double pct_us(const struct samples *s, double p)
@@ -232,8 +235,7 @@ int main(int argc, char **argv)
 			pthread_join(gs[g].w[i].tid, NULL);
 	}
 	took = (double)(now_ns() - start) / 1e9;
-	merge(gs, ng, offsetof(struct worker, wake), &wake);
-	merge(gs, ng, offsetof(struct worker, req), &req);
+	merge(gs, ng, &wake, &req);
 	printf("{\"requests\": %zu, \"requests_per_s\": %.1f, \"wake_p50_us\": %.1f, \"wake_p99_us\": %.1f, "
 	       "\"wake_max_us\": %.1f, \"request_p50_us\": %.1f, \"request_p99_us\": %.1f}\n",
 	       req.n, (double)req.n / took, pct_us(&wake, 0.5), pct_us(&wake, 0.99),

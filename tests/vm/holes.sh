@@ -19,10 +19,11 @@
 #            at its floor it shares level 11 with the switch pair, so it
 #            waits behind at most those two, each on a slice that ends at
 #            a tick (4 ms): expected p95 oversleep <= 3 ticks (measured
-#            5.7-8.9 ms) and max < 80 ms, where the rule would find it only
-#            after 100 ms (measured 21-38 ms); and starve_serve > 0 (worse tasks, khugepaged at nice 19 and the
-#            deboosted hogs, do wait out --starve-ms: the load is one where
-#            the rule works). With level 11 left out of the bitmap, so
+#            5.7-8.9 ms) and max < 80 ms, where the rule would find it
+#            only after 100 ms (measured 21-38 ms); and starve_serve > 0
+#            (worse tasks, khugepaged at nice 19 and the deboosted hogs,
+#            do wait out --starve-ms: the load is one where the rule
+#            works). With level 11 left out of the bitmap, so
 #            that only the starvation rule found the waker, it waited 216 ms
 #            and failed.
 #   disable  a task that leaves sched_ext while queued (switched to
