@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Races and stale state that made a task wait for the starvation rule
-# when nothing should have held it (2 CPUs). By default `disable` and
-# `lost` run: `idle` passes on this code and on the code before its fix
-# alike, so it proves nothing about that fix (docs/testing.md says why).
+# when nothing should have held it, or served it as starving when it was
+# not (2 CPUs). By default `disable`, `lost` and `syncage` run: `idle`
+# passes on this code and on the code before its fix alike, so it proves
+# nothing about that fix (docs/testing.md says why).
 #
 #   idle     a task worse than everything running must not wait beside a
 #            CPU that went idle while it was being queued: a SCHED_IDLE
@@ -26,6 +27,15 @@
 #            works). With level 11 left out of the bitmap, so
 #            that only the starvation rule found the waker, it waited 216 ms
 #            and failed.
+#   syncage  a task only ever woken by sync wakeups starts a new wait at
+#            each: a server that a client wakes every 10 ms through a pipe
+#            (then holds its CPU 2 ms before it reads the reply), a nice 19
+#            hog per CPU, and a SCHED_FIFO ticker per CPU (every 1 ms) that
+#            takes the client's CPU while the server waits there, so that
+#            ops.cpu_release hands the server back to its level's front;
+#            nothing waits 100 ms, so starve_serve must stay 0 (with the
+#            age stamped only on a wait on a level, the server came back
+#            with the age of its first wait and was served as starving)
 #   disable  a task that leaves sched_ext while queued (switched to
 #            SCHED_FIFO) and comes back later starts a new wait: a nice
 #            19 hog under two nice -10 hogs is switched to FIFO and
@@ -42,7 +52,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 here=$(dirname "${BASH_SOURCE[0]}")
 probe=$here/holes_probe.py
-[ $# -gt 0 ] || set -- disable lost
+[ $# -gt 0 ] || set -- disable lost syncage
 
 WORK_PIDS=()
 spawn() { # spawn CMD...: in the background, remembered for stop_all
@@ -94,6 +104,28 @@ case_lost() {
   check "worse tasks did wait for the starvation rule (starve_serve)" 's > 0' s="$(report_sum starve_serve)"
 }
 
+case_syncage() {
+  local secs=${SORYU_HOLES_SECS:-20} out=$SORYU_OUT/$CASE.probe.json i
+  sched_start --report-sec 2 && sched_wait_enabled || return 0
+  report_wait_past 0 || return 0
+  for i in $(seq 0 $(($(nproc) - 1))); do
+    spawn nice -n 19 taskset -c "$i" python3 "$probe" spin $((secs + 5))
+    spawn cyclictest -q -m -p 50 -a "$i" -t 1 -i 1000 -D $((secs + 5)) >/dev/null
+  done
+  sleep 1
+  python3 "$probe" reqrep 10 2 "$secs" >"$out" || fail "the request-reply probe failed"
+  stop_all
+  sched_stop
+  sched_wait_disabled
+  echo "  syncage: $(cat "$out")"
+  check "the client's requests were answered (requests)" "n >= $((secs * 25))" \
+    n="$(jq -r .requests "$out" 2>/dev/null || echo null)"
+  check "the server was woken onto its waker's CPU (sync_local)" "s >= $((secs * 25))" \
+    s="$(report_sum sync_local)"
+  check "no task was served as starving: none waited 100 ms (starve_serve)" 's == 0' \
+    s="$(report_sum starve_serve)"
+}
+
 case_disable() {
   sched_start --report-sec 1 && sched_wait_enabled || return 0
   spawn nice -n -10 python3 "$probe" spin 20
@@ -136,6 +168,7 @@ for c in "$@"; do
     idle) case_idle ;;
     disable) case_disable ;;
     lost) case_lost ;;
+    syncage) case_syncage ;;
     *) fail "no such case: $c" ;;
   esac
   stop_all
