@@ -423,6 +423,11 @@ figures! {
         .unknown("without dispatch calls")
         .text(Head, 2, "max").width(2).decimals(0),
         |x| bucket(hist::max_bucket(x.probes));
+    remote_reads: u64 = count("Cache lines of other LLCs' level queues, or of the machine-wide level index, that dispatch read")
+        .text(Head, 2, "remote reads")
+        .prom(Counter("dispatch_remote_reads"))
+        .since(3),
+        |x| x.cnt(soryu_counter_SORYU_CNT_REMOTE_READS);
 
     starve_serve: u64 = count("Tasks served by the anti-starvation pass: a level left waiting longer than --starve-ms")
         .text(Head, 3, "starve_serve")

@@ -40,7 +40,8 @@ const RECORD_MINOR: u32 = 1;
 /// The format's minor version, bumped by every field added: files of the
 /// same major stay comparable, a figure an older file lacks is skipped (a
 /// figure's spec says which minor version first carried it). 2:
-/// `victim_reads` (CPUs the victim searches read).
+/// `victim_reads` (CPUs the victim searches read). 3: `remote_reads`
+/// (lines of other LLCs' queues, or of the level index, dispatch read).
 pub const FORMAT_MINOR: u32 = if NEWEST_SINCE > RECORD_MINOR {
     NEWEST_SINCE
 } else {

@@ -183,6 +183,8 @@ enum soryu_counter {
 	SORYU_CNT_CACHE_HOT,		/* dispatch calls that took, from behind its
 					 * level's head, a task last run on their CPU */
 	SORYU_CNT_VICTIM_READS,		/* CPUs whose level victim searches read */
+	SORYU_CNT_REMOTE_READS,		/* lines of other LLCs' queues (or of the
+					 * machine-wide level index) dispatch read */
 	SORYU_NR_COUNTERS,
 };
 

@@ -269,8 +269,15 @@ __verified_once bool take_level(u32 own, u32 lvl, u64 now, struct soryu_stats *s
 		own = 0;
 	bpf_for(i, 0, n) {
 		l = llc_nth(own, i, n);
-		if (!(q = queues_of(l)) || !(READ_ONCE(q->bitmap) & (1ULL << lvl)) ||
-		    READ_ONCE(*QV(q->nr, lvl)) <= 0)
+		if (!(q = queues_of(l)))
+			continue;
+		if (i)
+			stat_add(st, SORYU_CNT_REMOTE_READS, 1);
+		if (!(READ_ONCE(q->bitmap) & (1ULL << lvl)))
+			continue;
+		if (i)
+			stat_add(st, SORYU_CNT_REMOTE_READS, 1);
+		if (READ_ONCE(*QV(q->nr, lvl)) <= 0)
 			continue;
 		if ((!i && TIMED(SORYU_SEC_CACHE_HOT, take_cache_hot(l, lvl, now, st))) ||
 		    probe_level(q, l, lvl, st)) {
@@ -305,6 +312,7 @@ __verified_once bool scan_levels(u32 own, u32 limit, u64 now, struct soryu_stats
 		if ((q = queues_of(i)))
 			any |= READ_ONCE(q->bitmap);
 	}
+	stat_add(st, SORYU_CNT_REMOTE_READS, llc_count() - 1);
 	any &= below(limit);
 	bpf_for(i, 0, SORYU_NR_LEVELS) {
 		if (!any)

@@ -115,6 +115,7 @@ want = {
     "scx_soryu_cache_hot_dispatches_total": "counter",
     "scx_soryu_dispatch_calls_total": "counter",
     "scx_soryu_dispatch_probes_total": "counter",
+    "scx_soryu_dispatch_remote_reads_total": "counter",
     "scx_soryu_starve_serves_total": "counter",
     "scx_soryu_preempt_attempts_total": "counter",
     "scx_soryu_preempt_scans_total": "counter",
