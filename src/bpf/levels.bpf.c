@@ -102,13 +102,18 @@ static void mark_level(struct llc_queues *q, u32 lvl)
 		__sync_fetch_and_or(&q->bitmap, bit);
 }
 
-/* Add @d to the count of level DSQ @dsq (LEVEL_DSQ()). */
+/* Add @d to the count of level DSQ @dsq (LEVEL_DSQ()), and move the index. */
 static void count_add(u32 dsq, s64 d)
 {
-	struct llc_queues *q = queues_of(dsq / SORYU_NR_LEVELS);
+	u32 l = dsq / SORYU_NR_LEVELS, lvl = dsq % SORYU_NR_LEVELS;
+	struct llc_queues *q = queues_of(l);
+	s64 *nr, old;
 
-	if (q)
-		__sync_fetch_and_add(QV(q->nr, dsq % SORYU_NR_LEVELS), d);
+	if (!q)
+		return;
+	nr = QV(q->nr, lvl);
+	old = __sync_fetch_and_add(nr, d);
+	index_count(nr, l, lvl, old, d);
 }
 
 /*
@@ -255,12 +260,66 @@ static bool take_cache_hot(u32 llc, u32 lvl, u64 now, struct soryu_stats *st)
 	return false;
 }
 
+/* Levels below @limit, as a mask. */
+static u64 below(u32 limit)
+{
+	return limit >= 64 ? ~0ULL : (1ULL << limit) - 1;
+}
+
 /*
- * Take a task of level @lvl from the LLC that advertises and counts one,
- * @own first (a task that last ran on this CPU first there:
- * take_cache_hot()), then the others from there (llc_nth()).
+ * The LLCs the index says hold level @lvl, other than @own, nearest
+ * first: the bits above @own in its word, the other words, then the bits
+ * below @own. Takes a task from the first whose level DSQ gives one
+ * (probe_level(): none when each task there may not run on this CPU).
+ * Reads one word of the index per word looked at, no line of an LLC that
+ * holds no task of the level.
  */
-__verified_once bool take_level(u32 own, u32 lvl, u64 now, struct soryu_stats *st)
+static __always_inline bool take_indexed(u32 own, u32 lvl, u64 now, struct soryu_stats *st)
+{
+	u32 n = llc_count(), nw = (n + 63) / 64, ow = own / 64, i, j, w, l;
+	struct llc_queues *q;
+	u64 bits;
+
+	bpf_for(i, 0, SORYU_MAX_LLCS / 64 + 1) {
+		if (i > nw)
+			break;
+		w = ow + i < nw ? ow + i : ow + i - nw;
+		bits = READ_ONCE(*INDEX_WORD(lvl, w * 64));
+		stat_add(st, SORYU_CNT_REMOTE_READS, 1);
+		if (w == ow)
+			bits &= i ? below(own % 64) : ~below(own % 64 + 1);
+		bpf_for(j, 0, 64) {
+			if (!bits)
+				break;
+			l = w * 64 + lowest_bit(bits);
+			bits &= bits - 1;
+			if (l >= n || !(q = queues_of(l)))
+				continue;
+			if (probe_level(q, l, lvl, st)) {
+				note_served(q, lvl, now);
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* Where take_level() looks beyond the CPU's own LLC. */
+enum take_how {
+	TAKE_EVERY,	/* every other LLC advertising the level, by its lines */
+	TAKE_INDEXED,	/* the LLCs the index says hold it (take_indexed()) */
+	TAKE_OWN,	/* nowhere: the index says no other LLC holds it */
+};
+
+/*
+ * Take a task of level @lvl, @own's LLC first (a task that last ran on
+ * this CPU first there: take_cache_hot()), then as @how says: with
+ * TAKE_EVERY from each other LLC whose bitmap and count advertise the
+ * level, nearest first (llc_nth()), reads of every LLC's lines, which the
+ * idle path pays for counts that cannot be caught half-moved (go_idle());
+ * with TAKE_INDEXED from the LLCs the index says hold it.
+ */
+__verified_once bool take_level(u32 own, u32 lvl, u32 how, u64 now, struct soryu_stats *st)
 {
 	u32 i, l, n = llc_count();
 	struct llc_queues *q;
@@ -268,6 +327,8 @@ __verified_once bool take_level(u32 own, u32 lvl, u64 now, struct soryu_stats *s
 	if (own >= n)
 		own = 0;
 	bpf_for(i, 0, n) {
+		if (i && how != TAKE_EVERY)
+			return how == TAKE_INDEXED && take_indexed(own, lvl, now, st);
 		l = llc_nth(own, i, n);
 		if (!(q = queues_of(l)))
 			continue;
@@ -288,38 +349,45 @@ __verified_once bool take_level(u32 own, u32 lvl, u64 now, struct soryu_stats *s
 	return false;
 }
 
-/* Levels below @limit, as a mask. */
-static u64 below(u32 limit)
-{
-	return limit >= 64 ? ~0ULL : (1ULL << limit) - 1;
-}
-
 /*
- * The best level first, below @limit, across every LLC: the union of the
- * bitmaps says which levels to try (one read-mostly word per LLC), and
- * take_level() which LLC gives one, @own first. Strict priority holds
- * between LLCs as within one: a CPU never takes a level while a better one
- * is counted anywhere it could run it, and a kick from another LLC's
- * enqueue (find_victim()) is answered with that LLC's task.
+ * The best level first, below @limit, across every LLC, and take_level()
+ * which LLC gives one, @own first. Which levels to try: @own's bitmap and
+ * the index's word of levels held anywhere (two reads, whatever the number
+ * of LLCs); with @every or one LLC, the union of every LLC's bitmap.
+ * Strict priority holds between LLCs as within one: a CPU does not take a
+ * level while a better one is counted anywhere it could run it (but for
+ * the moment an index bit is being moved: index_clear()), and a kick from
+ * another LLC's enqueue (find_victim()) is answered with that LLC's task.
  */
-__verified_once bool scan_levels(u32 own, u32 limit, u64 now, struct soryu_stats *st)
+__verified_once bool scan_levels(u32 own, u32 limit, bool every, u64 now,
+				 struct soryu_stats *st)
 {
-	u64 any = 0;
+	u64 any = 0, held = 0;
 	u32 i, lvl;
 	struct llc_queues *q;
 
-	bpf_for(i, 0, llc_count()) {
-		if ((q = queues_of(i)))
-			any |= READ_ONCE(q->bitmap);
+	every = every || !index_on();
+	if (every) {
+		bpf_for(i, 0, llc_count()) {
+			if ((q = queues_of(i)))
+				any |= READ_ONCE(q->bitmap);
+		}
+		stat_add(st, SORYU_CNT_REMOTE_READS, llc_count() - 1);
+	} else {
+		if ((q = queues_of(own)))
+			any = READ_ONCE(q->bitmap);
+		held = READ_ONCE(level_index.levels);
+		stat_add(st, SORYU_CNT_REMOTE_READS, 1);
+		any |= held;
 	}
-	stat_add(st, SORYU_CNT_REMOTE_READS, llc_count() - 1);
 	any &= below(limit);
 	bpf_for(i, 0, SORYU_NR_LEVELS) {
 		if (!any)
 			break;
 		lvl = lowest_bit(any);
 		any &= any - 1;
-		if (take_level(own, lvl, now, st))
+		if (take_level(own, lvl, every ? TAKE_EVERY : (held >> lvl) & 1 ? TAKE_INDEXED : TAKE_OWN,
+			       now, st))
 			return true;
 	}
 	return false;
@@ -327,25 +395,27 @@ __verified_once bool scan_levels(u32 own, u32 limit, u64 now, struct soryu_stats
 
 /*
  * Is a task counted on any shared level better than @lvl, in any LLC? The
- * counts, not the bitmaps: a count is never below its DSQ's tasks
- * (count_level()), where a bit may read clear over a queued task with
- * --clear-bitmap. So a false answer means no such task was queued when
- * each count was read; one counted high for a moment only says true.
+ * counts, or with more than one LLC the index that follows them, not the
+ * bitmaps: a count is never below its DSQ's tasks (count_level()), where
+ * a bit may read clear over a queued task with --clear-bitmap. So a false
+ * answer means no such task was counted when the counts (or the index's
+ * word) were read, but for a count leaving 0 at that moment, whose enqueue
+ * is still placing its task; one counted high for a moment only says true.
  */
 __verified_once bool queued_above(u32 lvl)
 {
 	struct llc_queues *q;
-	u32 i, l;
+	u32 l;
 
-	bpf_for(i, 0, llc_count()) {
-		if (!(q = queues_of(i)))
-			continue;
-		bpf_for(l, 0, SORYU_NR_LEVELS) {
-			if (l >= lvl)
-				break;
-			if (READ_ONCE(*QV(q->nr, l)) > 0)
-				return true;
-		}
+	if (index_on())
+		return READ_ONCE(level_index.levels) & below(lvl);
+	if (!(q = queues_of(0)))
+		return false;
+	bpf_for(l, 0, SORYU_NR_LEVELS) {
+		if (l >= lvl)
+			break;
+		if (READ_ONCE(*QV(q->nr, l)) > 0)
+			return true;
 	}
 	return false;
 }

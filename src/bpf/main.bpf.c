@@ -237,6 +237,9 @@ static void full_barrier(void)
 /* Preemption: a CPU for a newly queued task. */
 #include "preempt.bpf.c"
 
+/* The level index: which LLCs hold each level, machine-wide. */
+#include "index.bpf.c"
+
 /* Levels: each LLC's level queues, their bitmap and counts, probing, the repair sweep. */
 #include "levels.bpf.c"
 
@@ -433,17 +436,17 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
  * the own queue's first task, which wins a tie (its tasks can run nowhere
  * else), then the shared levels again if that task left meanwhile.
  */
-static __always_inline bool take_best(s32 cpu, struct cpu_ctx *cctx, u32 limit, u64 now,
-				      struct soryu_stats *st)
+static __always_inline bool take_best(s32 cpu, struct cpu_ctx *cctx, u32 limit, bool every,
+				      u64 now, struct soryu_stats *st)
 {
 	u32 pin = pin_level(cpu, cctx), lim = pin < limit ? pin : limit, llc = cctx ? cctx->llc : 0;
 
-	if (TIMED(SORYU_SEC_SCAN_LEVELS, scan_levels(llc, lim, now, st)) ||
+	if (TIMED(SORYU_SEC_SCAN_LEVELS, scan_levels(llc, lim, every, now, st)) ||
 	    (clear_bitmap && sweep_levels(llc, lim, now, st)))
 		return true;
 	if (lim == limit)
 		return false;
-	return take_pinned(cpu, st) || scan_levels(llc, limit, now, st) ||
+	return take_pinned(cpu, st) || scan_levels(llc, limit, every, now, st) ||
 	       (clear_bitmap && sweep_levels(llc, limit, now, st));
 }
 
@@ -455,15 +458,18 @@ static __always_inline bool take_best(s32 cpu, struct cpu_ctx *cctx, u32 limit, 
  * with ops.enqueue's count, barrier and victim search (count_waiting()):
  * a task queued meanwhile either finds this CPU shown idle and kicks it,
  * or is counted when this CPU looks again, and found then or, if its
- * insert has not landed, by the dispatch a kick of this CPU brings. True:
- * the second look found one.
+ * insert has not landed, by the dispatch a kick of this CPU brings. The
+ * second look reads every LLC's bitmap and counts, not the level index: an
+ * index bit may read clear for a moment over a counted task while another
+ * CPU moves it (index_clear()), a count never does. True: the second look
+ * found one.
  */
 static bool go_idle(s32 cpu, struct cpu_ctx *cctx, u64 now, struct soryu_stats *st)
 {
 	if (cctx)
 		show_level(cctx, SORYU_LVL_NONE);
 	full_barrier();
-	if (take_best(cpu, cctx, SORYU_NR_LEVELS, now, st))
+	if (take_best(cpu, cctx, SORYU_NR_LEVELS, true, now, st))
 		return true;
 	/*
 	 * Counted, not yet inserted: the enqueue's victim search ran before
@@ -516,7 +522,7 @@ void BPF_STRUCT_OPS(soryu_dispatch, s32 cpu, struct task_struct *prev)
 	}
 
 	if (TIMED(SORYU_SEC_SERVE_STARVED, serve_starved(cpu, cctx, now, st)) ||
-	    take_best(cpu, cctx, limit, now, st)) {
+	    take_best(cpu, cctx, limit, false, now, st)) {
 		stat_add(st, SORYU_CNT_DISPATCH, 1);
 	} else if (pctx && !pctx->granted && smt_crowded(prev, cpu)) {
 		/*
