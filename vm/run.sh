@@ -269,8 +269,10 @@ show_kernel_log() {
 kernel_alarms() { grep -E -f <(grep -v -e '^#' -e '^$' "$repo/vm/kernel-alarms") "$1" || true; }
 
 # The int3 sites the emulator's crash has been seen at: functions whose
-# static branches sched_ext patches when it switches on or off.
-KNOWN_INT3_SITES='__schedule|scx_allow_ttwu_queue'
+# static branches sched_ext patches when it switches on or off
+# (sched_tick: its scx_tick() branch, seen as soryu was disabling after a
+# SIGKILL of the daemon, tests/vm/errors.sh sigkill).
+KNOWN_INT3_SITES='__schedule|scx_allow_ttwu_queue|sched_tick'
 
 # emulator_crash LOG: the guest died (no exit status, no timeout) of the
 # emulator's known crash, and nothing else (see the head of this file).

@@ -214,6 +214,9 @@ check "the known crash (int3 at __schedule, sched_ext disabling, panic): rerun o
 crash scx_allow_ttwu_queue enabling >"$fake/console.1"
 run_vm known-ttwu 1
 check "the known crash at scx_allow_ttwu_queue while enabling: rerun (status $rc)" test "$rc" = 0 -a -e "$res/emulator-reruns"
+crash sched_tick disabling >"$fake/console.1"
+run_vm known-tick 1
+check "the known crash at sched_tick while disabling: rerun (status $rc)" test "$rc" = 0 -a -e "$res/emulator-reruns"
 crash __schedule disabling >"$fake/console.1"
 run_vm second 0
 check "the known crash with no rerun left in the suite: status 75, not rerun ($(cat "$fake/boots") boot)" \
