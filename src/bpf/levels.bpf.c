@@ -267,18 +267,56 @@ static u64 below(u32 limit)
 }
 
 /*
+ * A probe of level @lvl of LLC @l (queues @q) gave this CPU no task. If
+ * the level's count is above its DSQ's tasks, a task is counted whose
+ * insert has not landed: ops.enqueue counts it before its victim search
+ * (count_waiting()), and the kernel inserts it only after ops.enqueue
+ * returns. Noted for go_idle(), which then kicks this CPU. The count also
+ * reads high for a moment after a task is moved to a CPU and before it
+ * runs: one kick too many, never a task missed. A task queued that this
+ * CPU may not run is on its DSQ, counted no higher, and never reads so.
+ */
+static void note_in_flight(struct llc_queues *q, u32 l, u32 lvl)
+{
+	struct cpu_ctx *cctx;
+	u32 zero = 0;
+
+	if (READ_ONCE(*QV(q->nr, lvl)) > scx_bpf_dsq_nr_queued(LEVEL_DSQ(l, lvl)) &&
+	    (cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)))
+		cctx->in_flight = true;
+}
+
+/* Where take_level() looks beyond the CPU's own LLC. */
+enum take_how {
+	TAKE_EVERY,	/* every other LLC advertising the level, by its lines */
+	TAKE_INDEXED,	/* the LLCs the index says hold it (take_indexed()) */
+	TAKE_OWN,	/* nowhere: the index says no other LLC holds it */
+	/* or'ed in: a CPU going idle, which must not miss a task (go_idle()) */
+	TAKE_IDLE = 0x10,
+};
+
+/* What take_indexed() found. */
+enum indexed {
+	INDEXED_NONE,	/* no LLC the index names gave a task */
+	INDEXED_TAKEN,
+	INDEXED_MOVING,	/* none, but a clear was moving the level's bits */
+};
+
+/*
  * The LLCs the index says hold level @lvl, other than @own, nearest
  * first: the bits above @own in its word, the other words, then the bits
  * below @own. Takes a task from the first whose level DSQ gives one
  * (probe_level(): none when each task there may not run on this CPU).
  * Reads one word of the index per word looked at, no line of an LLC that
- * holds no task of the level.
+ * holds no task of the level. With @idle, an answer of none is only given
+ * when no clear moved the level's bits during the reads (index_clear()).
  */
-static __always_inline bool take_indexed(u32 own, u32 lvl, u64 now, struct soryu_stats *st)
+static __always_inline int take_indexed(u32 own, u32 lvl, bool idle, u64 now,
+					struct soryu_stats *st)
 {
 	u32 n = llc_count(), nw = (n + 63) / 64, ow = own / 64, i, j, w, l;
+	u64 bits, seq = idle ? index_seq_begin(INDEX_SEQ(lvl)) : 0;
 	struct llc_queues *q;
-	u64 bits;
 
 	bpf_for(i, 0, SORYU_MAX_LLCS / 64 + 1) {
 		if (i > nw)
@@ -297,54 +335,77 @@ static __always_inline bool take_indexed(u32 own, u32 lvl, u64 now, struct soryu
 				continue;
 			if (probe_level(q, l, lvl, st)) {
 				note_served(q, lvl, now);
-				return true;
+				return INDEXED_TAKEN;
+			}
+			if (idle) {
+				stat_add(st, SORYU_CNT_REMOTE_READS, 1);
+				note_in_flight(q, l, lvl);
 			}
 		}
 	}
+	return idle && !index_seq_still(INDEX_SEQ(lvl), seq) ? INDEXED_MOVING : INDEXED_NONE;
+}
+
+/*
+ * Take a task of level @lvl from LLC @l when its bitmap and count
+ * advertise one: on this CPU's own LLC (@own) a task that last ran on this
+ * CPU first (take_cache_hot()). With @idle, a failed probe notes a task in
+ * flight (note_in_flight()).
+ */
+static __always_inline bool take_advertised(u32 l, u32 lvl, bool own, bool idle, u64 now,
+					    struct soryu_stats *st)
+{
+	struct llc_queues *q = queues_of(l);
+
+	if (!q)
+		return false;
+	if (!own)
+		stat_add(st, SORYU_CNT_REMOTE_READS, 1);
+	if (!(READ_ONCE(q->bitmap) & (1ULL << lvl)))
+		return false;
+	if (!own)
+		stat_add(st, SORYU_CNT_REMOTE_READS, 1);
+	if (READ_ONCE(*QV(q->nr, lvl)) <= 0)
+		return false;
+	if ((own && TIMED(SORYU_SEC_CACHE_HOT, take_cache_hot(l, lvl, now, st))) ||
+	    probe_level(q, l, lvl, st)) {
+		note_served(q, lvl, now);
+		return true;
+	}
+	if (idle)
+		note_in_flight(q, l, lvl);
 	return false;
 }
 
-/* Where take_level() looks beyond the CPU's own LLC. */
-enum take_how {
-	TAKE_EVERY,	/* every other LLC advertising the level, by its lines */
-	TAKE_INDEXED,	/* the LLCs the index says hold it (take_indexed()) */
-	TAKE_OWN,	/* nowhere: the index says no other LLC holds it */
-};
-
 /*
- * Take a task of level @lvl, @own's LLC first (a task that last ran on
- * this CPU first there: take_cache_hot()), then as @how says: with
- * TAKE_EVERY from each other LLC whose bitmap and count advertise the
- * level, nearest first (llc_nth()), reads of every LLC's lines, which the
- * idle path pays for counts that cannot be caught half-moved (go_idle());
- * with TAKE_INDEXED from the LLCs the index says hold it.
+ * Take a task of level @lvl, @own's LLC first, then as @how says: with
+ * TAKE_EVERY from each other LLC whose lines advertise the level, nearest
+ * first (llc_nth()); with TAKE_INDEXED from the LLCs the index says hold
+ * it, and, with TAKE_IDLE, as with TAKE_EVERY when a clear moved the
+ * index meanwhile.
  */
 __verified_once bool take_level(u32 own, u32 lvl, u32 how, u64 now, struct soryu_stats *st)
 {
-	u32 i, l, n = llc_count();
-	struct llc_queues *q;
+	u32 i, n = llc_count();
+	bool idle = how & TAKE_IDLE;
+	int found;
 
+	how &= ~TAKE_IDLE;
 	if (own >= n)
 		own = 0;
-	bpf_for(i, 0, n) {
-		if (i && how != TAKE_EVERY)
-			return how == TAKE_INDEXED && take_indexed(own, lvl, now, st);
-		l = llc_nth(own, i, n);
-		if (!(q = queues_of(l)))
-			continue;
-		if (i)
-			stat_add(st, SORYU_CNT_REMOTE_READS, 1);
-		if (!(READ_ONCE(q->bitmap) & (1ULL << lvl)))
-			continue;
-		if (i)
-			stat_add(st, SORYU_CNT_REMOTE_READS, 1);
-		if (READ_ONCE(*QV(q->nr, lvl)) <= 0)
-			continue;
-		if ((!i && TIMED(SORYU_SEC_CACHE_HOT, take_cache_hot(l, lvl, now, st))) ||
-		    probe_level(q, l, lvl, st)) {
-			note_served(q, lvl, now);
+	if (take_advertised(own, lvl, true, idle, now, st))
+		return true;
+	if (how == TAKE_OWN)
+		return false;
+	if (how == TAKE_INDEXED) {
+		found = take_indexed(own, lvl, idle, now, st);
+		if (found != INDEXED_MOVING)
+			return found == INDEXED_TAKEN;
+		/* moving: read every LLC's lines */
+	}
+	bpf_for(i, 1, n) {
+		if (take_advertised(llc_nth(own, i, n), lvl, false, idle, now, st))
 			return true;
-		}
 	}
 	return false;
 }
@@ -353,32 +414,39 @@ __verified_once bool take_level(u32 own, u32 lvl, u32 how, u64 now, struct soryu
  * The best level first, below @limit, across every LLC, and take_level()
  * which LLC gives one, @own first. Which levels to try: @own's bitmap and
  * the index's word of levels held anywhere (two reads, whatever the number
- * of LLCs); with @every or one LLC, the union of every LLC's bitmap.
- * Strict priority holds between LLCs as within one: a CPU does not take a
- * level while a better one is counted anywhere it could run it (but for
- * the moment an index bit is being moved: index_clear()), and a kick from
- * another LLC's enqueue (find_victim()) is answered with that LLC's task.
+ * of LLCs); with one LLC, its bitmap. Strict priority holds between LLCs
+ * as within one: a CPU does not take a level while a better one is
+ * counted anywhere it could run it (but for the moment an index bit is
+ * being moved: index_clear()), and a kick from another LLC's enqueue
+ * (find_victim()) is answered with that LLC's task.
+ *
+ * @idle (go_idle()): not even for that moment. The index is trusted only
+ * when no clear moved it during the reads (index_seq_still()); else the
+ * levels are those of every LLC's bitmap, and each LLC is read.
  */
-__verified_once bool scan_levels(u32 own, u32 limit, bool every, u64 now,
+__verified_once bool scan_levels(u32 own, u32 limit, bool idle, u64 now,
 				 struct soryu_stats *st)
 {
-	u64 any = 0, held = 0;
-	u32 i, lvl;
+	u64 any = 0, held = 0, seq = 0;
+	bool every = !index_on();
+	u32 i, lvl, how;
 	struct llc_queues *q;
 
-	every = every || !index_on();
+	if (!every) {
+		if ((q = queues_of(own)))
+			any = READ_ONCE(q->bitmap);
+		seq = idle ? index_seq_begin(&level_index.seq) : 0;
+		held = READ_ONCE(level_index.levels);
+		stat_add(st, SORYU_CNT_REMOTE_READS, 1);
+		every = idle && !index_seq_still(&level_index.seq, seq);
+		any |= held;
+	}
 	if (every) {
 		bpf_for(i, 0, llc_count()) {
 			if ((q = queues_of(i)))
 				any |= READ_ONCE(q->bitmap);
 		}
 		stat_add(st, SORYU_CNT_REMOTE_READS, llc_count() - 1);
-	} else {
-		if ((q = queues_of(own)))
-			any = READ_ONCE(q->bitmap);
-		held = READ_ONCE(level_index.levels);
-		stat_add(st, SORYU_CNT_REMOTE_READS, 1);
-		any |= held;
 	}
 	any &= below(limit);
 	bpf_for(i, 0, SORYU_NR_LEVELS) {
@@ -386,8 +454,8 @@ __verified_once bool scan_levels(u32 own, u32 limit, bool every, u64 now,
 			break;
 		lvl = lowest_bit(any);
 		any &= any - 1;
-		if (take_level(own, lvl, every ? TAKE_EVERY : (held >> lvl) & 1 ? TAKE_INDEXED : TAKE_OWN,
-			       now, st))
+		how = every ? TAKE_EVERY : (held >> lvl) & 1 ? TAKE_INDEXED : TAKE_OWN;
+		if (take_level(own, lvl, how | (idle ? TAKE_IDLE : 0), now, st))
 			return true;
 	}
 	return false;
@@ -416,38 +484,6 @@ __verified_once bool queued_above(u32 lvl)
 			break;
 		if (READ_ONCE(*QV(q->nr, l)) > 0)
 			return true;
-	}
-	return false;
-}
-
-/*
- * Is a task counted on a shared level but not yet on its DSQ, in any LLC?
- * ops.enqueue counts a task before its victim search (count_waiting()),
- * and the kernel inserts it only after ops.enqueue returns: a CPU going
- * idle between the two finds the count but no task (go_idle()). A count
- * above its DSQ's number of tasks says so; it also reads high for a moment
- * after a task is moved to a CPU and before it runs. Both pass within
- * microseconds, so the caller may look again; a task queued that this CPU
- * may not run is on its DSQ, counted no higher, and never reads as one.
- */
-__verified_once bool insert_in_flight(void)
-{
-	struct llc_queues *q;
-	u64 bits;
-	u32 i, j, l;
-
-	bpf_for(i, 0, llc_count()) {
-		if (!(q = queues_of(i)))
-			continue;
-		bits = READ_ONCE(q->bitmap);
-		bpf_for(j, 0, SORYU_NR_LEVELS) {
-			if (!bits)
-				break;
-			l = lowest_bit(bits);
-			bits &= bits - 1;
-			if (READ_ONCE(*QV(q->nr, l)) > scx_bpf_dsq_nr_queued(LEVEL_DSQ(i, l)))
-				return true;
-		}
 	}
 	return false;
 }

@@ -150,6 +150,8 @@ struct cpu_ctx {
 	 * waking CPU, cleared here.
 	 */
 	bool resume_behind;
+	/* go_idle()'s look found a task counted, not yet inserted (note_in_flight()) */
+	bool in_flight;
 	/* the target of full_barrier(), written by this CPU only */
 	u64 fence;
 };
@@ -202,21 +204,45 @@ static struct soryu_task_ctx *lookup_task_ctx(const struct task_struct *p)
 }
 
 /*
- * A full memory barrier: a BPF atomic RMW that returns its value is fully
- * ordered (BPF_FETCH; barrier_var() makes the compiler keep the fetch
- * form), on a line only this CPU writes. See count_waiting() and
- * go_idle() for the pair it orders.
+ * Atomic RMWs that are fully ordered: clang compiles a __sync RMW whose
+ * result goes unused to one without BPF_FETCH, which orders nothing on a
+ * weakly ordered CPU; using the result keeps the fetch form.
+ */
+static u64 ordered_add(u64 *p, u64 v)
+{
+	u64 old = __sync_fetch_and_add(p, v);
+
+	barrier_var(old);
+	return old;
+}
+
+static u64 ordered_or(u64 *p, u64 v)
+{
+	u64 old = __sync_fetch_and_or(p, v);
+
+	barrier_var(old);
+	return old;
+}
+
+static u64 ordered_and(u64 *p, u64 v)
+{
+	u64 old = __sync_fetch_and_and(p, v);
+
+	barrier_var(old);
+	return old;
+}
+
+/*
+ * A full memory barrier: an ordered RMW on a line only this CPU writes.
+ * See count_waiting() and go_idle() for the pair it orders.
  */
 static void full_barrier(void)
 {
 	struct cpu_ctx *cctx;
 	u32 zero = 0;
-	u64 v;
 
-	if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero))) {
-		v = __sync_fetch_and_add(&cctx->fence, 1);
-		barrier_var(v);
-	}
+	if ((cctx = bpf_map_lookup_elem(&cpu_ctxs, &zero)))
+		ordered_add(&cctx->fence, 1);
 }
 
 /* Timed sections, in profiling builds only (TIMED()). */
@@ -436,17 +462,17 @@ void BPF_STRUCT_OPS(soryu_enqueue, struct task_struct *p, u64 enq_flags)
  * the own queue's first task, which wins a tie (its tasks can run nowhere
  * else), then the shared levels again if that task left meanwhile.
  */
-static __always_inline bool take_best(s32 cpu, struct cpu_ctx *cctx, u32 limit, bool every,
+static __always_inline bool take_best(s32 cpu, struct cpu_ctx *cctx, u32 limit, bool idle,
 				      u64 now, struct soryu_stats *st)
 {
 	u32 pin = pin_level(cpu, cctx), lim = pin < limit ? pin : limit, llc = cctx ? cctx->llc : 0;
 
-	if (TIMED(SORYU_SEC_SCAN_LEVELS, scan_levels(llc, lim, every, now, st)) ||
+	if (TIMED(SORYU_SEC_SCAN_LEVELS, scan_levels(llc, lim, idle, now, st)) ||
 	    (clear_bitmap && sweep_levels(llc, lim, now, st)))
 		return true;
 	if (lim == limit)
 		return false;
-	return take_pinned(cpu, st) || scan_levels(llc, limit, every, now, st) ||
+	return take_pinned(cpu, st) || scan_levels(llc, limit, idle, now, st) ||
 	       (clear_bitmap && sweep_levels(llc, limit, now, st));
 }
 
@@ -459,15 +485,16 @@ static __always_inline bool take_best(s32 cpu, struct cpu_ctx *cctx, u32 limit, 
  * a task queued meanwhile either finds this CPU shown idle and kicks it,
  * or is counted when this CPU looks again, and found then or, if its
  * insert has not landed, by the dispatch a kick of this CPU brings. The
- * second look reads every LLC's bitmap and counts, not the level index: an
- * index bit may read clear for a moment over a counted task while another
- * CPU moves it (index_clear()), a count never does. True: the second look
- * found one.
+ * second look reads the level index only where no clear moved it during
+ * the reads (scan_levels()): a count never reads low, an index bit may
+ * for a moment. True: the second look found one.
  */
 static bool go_idle(s32 cpu, struct cpu_ctx *cctx, u64 now, struct soryu_stats *st)
 {
-	if (cctx)
+	if (cctx) {
 		show_level(cctx, SORYU_LVL_NONE);
+		cctx->in_flight = false;
+	}
 	full_barrier();
 	if (take_best(cpu, cctx, SORYU_NR_LEVELS, true, now, st))
 		return true;
@@ -475,9 +502,9 @@ static bool go_idle(s32 cpu, struct cpu_ctx *cctx, u64 now, struct soryu_stats *
 	 * Counted, not yet inserted: the enqueue's victim search ran before
 	 * this CPU showed idle, and its insert lands after this look. Kick
 	 * this CPU: the kick is sent after this dispatch, and its next one
-	 * finds the task (insert_in_flight()).
+	 * finds the task (note_in_flight()).
 	 */
-	if (insert_in_flight())
+	if (cctx && cctx->in_flight)
 		scx_bpf_kick_cpu(cpu, 0);
 	return false;
 }
