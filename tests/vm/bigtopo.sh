@@ -22,9 +22,7 @@
 #            checks, exit 0
 #   strict   strict priority between the first and the last LLC's queues
 #            (llc_probe.py, as in topology.sh): the nice 0 loops get 90% of
-#            the CPU time, and every nice 19 loop ran; with 4 LLCs or more,
-#            a dispatch read fewer than 2 (L - 1) lines of other LLCs'
-#            queues per call (dispatch_reads())
+#            the CPU time, and every nice 19 loop ran
 #   rtllc    SCHED_FIFO hogs hold every CPU of the first LLC for 7 s (all
 #            running for 3 s of it at least), with RT throttling and the kernel's deadline server
 #            for sched_ext off there; two nice -10 hogs per CPU fill every
@@ -181,22 +179,6 @@ case_strict() {
   llc_probe_judge "$out"
   sched_stop
   sched_wait_disabled
-  dispatch_reads "$(wc -l <<<"$llcs")"
-}
-
-# dispatch_reads L: the cache lines of other LLCs' queues that a dispatch
-# read (remote_reads), per ops.dispatch call, below 2 (L - 1): what one
-# read of each other LLC's bitmap and count would cost. With the level
-# index a dispatch reads a word and one index line per level it tries
-# (docs/design-queues.md), whatever L is; only L >= 4 tells the two apart.
-dispatch_reads() {
-  local l=$1 reads calls
-  [ "$l" -ge 4 ] || return 0
-  reads=$(report_sum remote_reads)
-  calls=$(( $(report_sum dispatch) + $(report_sum dispatch_empty) + $(report_sum dispatch_keep) ))
-  trace "remote reads: $reads in $calls dispatch calls, $l LLCs"
-  check "other LLCs' lines read per dispatch call (no more than 2 per LLC)" \
-    'c > 1000 && r / c < 2 * (l - 1)' r="$reads" c="$calls" l="$l"
 }
 
 # ran PID: nanoseconds PID has run (the kernel's schedstat), 0 once gone
