@@ -245,9 +245,9 @@ struct soryu_task_ctx {
 	u64 last_ran;		/* when the task last stopped running */
 	u64 wake_at;		/* when it woke, 0 once its wait was recorded */
 	u64 queued_at;		/* when it was last queued on a level, 0 once it ran */
-	u64 age_at;		/* the stamp the starvation rule ages: queued_at, or
-				 * the older stamp of the head it resumed in front of,
-				 * or kept while it was not yet served (requeue_how()) */
+	u64 age_at;		/* the stamp the starvation rule ages: its wakeup or
+				 * queued_at, or the older stamp of the head it resumed
+				 * in front of; kept while not yet served (requeue_how()) */
 	u64 served_exec;	/* se.sum_exec_runtime when its last queued wait ended */
 	u32 wake_class;		/* SORYU_CLASS_* it woke in */
 	s32 cg_nice;		/* nice offset of its cgroups' cpu.weight */

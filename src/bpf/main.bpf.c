@@ -313,8 +313,16 @@ s32 BPF_STRUCT_OPS(soryu_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wa
 }
 
 /*
- * A task became runnable. On a wakeup: stamp the wake time and class for the
- * wake-to-run histogram, then apply --boost-on-wake.
+ * A task became runnable. On a wakeup: start its age, stamp the wake time
+ * and class for the wake-to-run histogram, then apply --boost-on-wake.
+ *
+ * A wakeup starts a new wait wherever the task goes. ops.enqueue stamps a
+ * task queued at a level's tail (stamp_queued()), but a wakee put straight
+ * onto an idle CPU or its waker's CPU skips ops.enqueue, and one preempted
+ * before it was served keeps its age (served()): without this stamp it
+ * kept the age of its last wait on a level, however long ago, and was
+ * served as starving the moment it queued (tests/vm/holes.sh syncage,
+ * kdamond).
  */
 void BPF_STRUCT_OPS(soryu_runnable, struct task_struct *p, u64 enq_flags)
 {
@@ -322,11 +330,12 @@ void BPF_STRUCT_OPS(soryu_runnable, struct task_struct *p, u64 enq_flags)
 	u32 class;
 	u64 now;
 
-	if (!(enq_flags & SCX_ENQ_WAKEUP) || !(hist_on || boost_on_wake) ||
-	    !(tctx = lookup_task_ctx(p)))
+	if (!(enq_flags & SCX_ENQ_WAKEUP) || !(tctx = lookup_task_ctx(p)))
 		return;
-
 	now = scx_bpf_now();
+	tctx->age_at = now;
+	if (!(hist_on || boost_on_wake))
+		return;
 	/* the class from the boost before the wake boost: see policy.h */
 	tctx->boost = soryu_wakeup(tctx->boost, p->policy, now - tctx->last_ran,
 				   boost_on_wake && tctx->last_ran, &class);

@@ -249,11 +249,9 @@ static bool wake_on_waker(struct task_struct *p, struct soryu_task_ctx *tctx)
 	}
 	if (!cctx->sync_since)
 		cctx->sync_since = now;
-	/* a new wait, measured and aged like one on a level */
-	if (!tctx->queued_at) {
+	/* a new wait, measured like one on a level (ops.runnable starts its age) */
+	if (!tctx->queued_at)
 		tctx->queued_at = now;
-		tctx->age_at = now;
-	}
 	stat_inc(SORYU_CNT_SYNC_LOCAL);
 	return true;
 }
