@@ -20,13 +20,16 @@
 #            at its floor it shares level 11 with the switch pair, so it
 #            waits behind at most those two, each on a slice that ends at
 #            a tick (4 ms): expected p95 oversleep <= 3 ticks (measured
-#            5.7-8.9 ms) and max < 80 ms, where the rule would find it
-#            only after 100 ms (measured 21-38 ms); and starve_serve > 0
+#            2.8-3.8 ms), and no wait on a runqueue over one sleep (the
+#            kernel's run_delay) of 80 ms, where the rule would find it
+#            only after 100 ms (measured 5.2-7.1 ms); and starve_serve > 0
 #            (worse tasks, khugepaged at nice 19 and the deboosted hogs,
 #            do wait out --starve-ms: the load is one where the rule
-#            works). With level 11 left out of the bitmap, so
-#            that only the starvation rule found the waker, it waited 216 ms
-#            and failed.
+#            works). The longest oversleep is not judged: under emulation
+#            a timer or a wakeup's IPI comes late by up to 422 ms with
+#            0.1-0.2 ms on a runqueue. With level 11 left out of the
+#            bitmap, so that only the starvation rule found the waker, it
+#            waited 109 ms on a runqueue and failed.
 #   syncage  a task only ever woken by sync wakeups starts a new wait at
 #            each: a server that a client wakes every 10 ms through a pipe
 #            (then holds its CPU 2 ms before it reads the reply), a nice 19
@@ -120,8 +123,8 @@ case_lost() {
   check "the waker ran (wakeups)" 'w >= 1000' w="$(jq -r .wakeups "$out" 2>/dev/null || echo null)"
   check "the waker waited behind its level's two other tasks at most (p95 oversleep, ms)" \
     'p <= 12' p="$(jq -r .p95_ms "$out" 2>/dev/null || echo null)"
-  check "no wakeup of the waker waited for the starvation rule (max oversleep, ms)" \
-    'm < 80' m="$(jq -r .max_ms "$out" 2>/dev/null || echo null)"
+  check "no wakeup of the waker waited for the starvation rule (longest runqueue wait over one sleep, ms)" \
+    'w < 80' w="$(jq -r .max_wait_ms "$out" 2>/dev/null || echo null)"
   check "worse tasks did wait for the starvation rule (starve_serve)" 's > 0' s="$(report_sum starve_serve)"
 }
 

@@ -5,7 +5,12 @@ clock (never with the scheduler's figures).
     policy_probe.py waker PERIOD_MS SECS NICE
         Sleeps PERIOD_MS (+ up to 4 ms of jitter) at a time for SECS at
         NICE, running ~50 us per wakeup. Prints one JSON line: wakeups, and the oversleep (time from
-        the timer's expiry to running again) at p50, p95 and max, in ms.
+        the timer's expiry to running again) at p50, p95 and max, in ms;
+        and from the kernel's own account (run_delay in
+        /proc/thread-self/schedstat: time runnable but not running) the
+        longest wait on a runqueue over one sleep (max_wait_ms) and that
+        over the sleep that overslept most (wait_at_max_ms). An oversleep
+        without such a wait is the timer's, not the scheduler's.
 
     policy_probe.py gaps WARM SECS SHORT_MS
         Spins for WARM seconds, then for SECS more, noting every gap in its
@@ -54,27 +59,42 @@ def duty(run_ms, sleep_ms, secs):
         time.sleep(sleep_ms / 1000.0)
 
 
+def run_delay(fd):
+    """This thread's time runnable but not running so far, in seconds."""
+    return int(os.pread(fd, 128, 0).split()[1]) / 1e9
+
+
 def waker(period_ms, secs, nice):
     os.setpriority(os.PRIO_PROCESS, 0, nice)
     period = period_ms / 1000.0
     late = []
+    fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
     end = clock() + secs
     while clock() < end:
         # A jittered period: a task that wakes a fixed time after it ran
         # (which is at a tick when hogs share its CPU) would always wake at
         # the same phase of the tick and measure that phase, not the policy.
         p = period + random.uniform(0, 0.004)
+        d = run_delay(fd)
         t = clock()
         time.sleep(p)
-        late.append(clock() - t - p)
+        over = clock() - t - p
+        late.append((over, run_delay(fd) - d))
         spin(0.00005)
-    late.sort()
+    os.close(fd)
     n = len(late)
+    worst = max(late, default=(0.0, 0.0))
+    late.sort()
 
     def q(f):
-        return round(late[min(n - 1, int(f * n))] * 1000, 3) if n else None
+        return round(late[min(n - 1, int(f * n))][0] * 1000, 3) if n else None
 
-    print(json.dumps({"wakeups": n, "p50_ms": q(0.5), "p95_ms": q(0.95), "max_ms": q(1.0)}))
+    def ms(x):
+        return round(x * 1000, 3) if n else None
+
+    print(json.dumps({"wakeups": n, "p50_ms": q(0.5), "p95_ms": q(0.95), "max_ms": q(1.0),
+                      "max_wait_ms": ms(max((w for _, w in late), default=0.0)),
+                      "wait_at_max_ms": ms(worst[1])}))
 
 
 def gaps(warm, secs, short_ms):
