@@ -11,6 +11,9 @@
 #   - a Rust panic in the daemon's log is found;
 #   - hostile.sh's check of a report across restarts refuses intervals
 #     numbered again, a missing exit record and a second header;
+#   - dump_check.py reads every task head the kernel's dump prints (any
+#     state letter, a comm with spaces, with or without a scheduler id)
+#     and fails a task with two soryu lines or a stalled task's wrong wait;
 #   - vm/run.sh, with a stand-in for virtme-ng that replays a console:
 #     the emulator's known crash (an int3 Oops at a known site while
 #     sched_ext switches, then a panic) is rerun once, and no more once the
@@ -157,6 +160,37 @@ printf '%s\n' '[soryu] #0 2.0 s | dispatch 10' \
   'note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace' >"$tmp/panic.log"
 check "a panic in a daemon thread is found" test -n "$(guest_lib daemon_panics "$tmp/panic.log")"
 check "a log without one has none" test -z "$(guest_lib daemon_panics "$tmp/clean.log")"
+
+# ---- dump_check.py: every task head the kernel prints, each with one soryu line
+# dump HEAD...: a stall ejection's dump with one task entry per HEAD (the
+# first is the stalled soryu-stall), each followed by its soryu line.
+dump() {
+  printf '%s\n' 'DEBUG DUMP' '=====' '' 'kworker/u8:4[772] triggered exit kind 1026 on CPU 0:' \
+    '  runnable task stall (soryu-stall[908] failed to run for 12.492s)' '' \
+    'soryu: vtime_now=0 starve_ms=100 slice_us=1000' \
+    'soryu: llc 0 lvl_bitmap=0x4000 starving=0x0 levels_running 0x0' '' \
+    'CPU 0   : nr_run=3 flags=0x1 cpu_rel=0 ksync=61421' '  soryu: cpu 0 level 33 grant_pid 0 own_queue 3'
+  local h w=12494
+  for h in "$@"; do
+    printf '\n%s\n      scx_state/flags=4/0xb\n\n    soryu: task boost 0 level 14 queued_level 14 waited %sms used_us 0 granted 0 cpus 0x3 n 2\n' "$h" "$w"
+    w=5
+  done
+  printf '%s\n' '' 'Event counters' '  SCX_EV_SELECT_CPU_FALLBACK: 0' "$(printf '=%.0s' {1..80})"
+}
+dump '  R soryu-stall[908] *root -12492ms' ' *R stress-ng-affin[920] *root -52ms' \
+  '  Z stress-ng-affin[921] *root +0ms' '  P cpuhp/1[20] *root -3ms' '  R my worker [x][930] *root -1ms' \
+  '  R kworker/0:1[31] -4ms' >"$tmp/dump.log"
+out=$(python3 tests/vm/dump_check.py "$tmp/dump.log" 100 1000 1 soryu-stall) || true
+check "dump_check: heads of exiting (Z) and parked (P) tasks, a comm with spaces and brackets, 6.12's head without a scheduler id: passes ($out)" \
+  grep -q "^ok the whole dump: .* 6 tasks each with its soryu line; soryu-stall waited 12494 ms" <<<"$out"
+dump '  R soryu-stall[908] *root -12492ms' '  R stress-ng-affin[920] *root -52ms' >"$tmp/dump.log"
+sed -i '0,/waited 5ms/{/waited 5ms/p}' "$tmp/dump.log"
+out=$(python3 tests/vm/dump_check.py "$tmp/dump.log" 100 1000 1 soryu-stall) || true
+check "dump_check: a task with two soryu lines fails" grep -q "^fail task stress-ng-affin has 2 soryu task lines" <<<"$out"
+dump '  R soryu-stall[908] *root -12492ms' >"$tmp/dump.log"
+sed -i 's/waited 12494ms/waited 900ms/' "$tmp/dump.log"
+out=$(python3 tests/vm/dump_check.py "$tmp/dump.log" 100 1000 1 soryu-stall) || true
+check "dump_check: a stalled task's line that disagrees with the kernel fails" grep -q "^fail the stalled task's line says it waited 900 ms" <<<"$out"
 
 # ---- vm/run.sh and the emulator's crash, with stand-ins for vng and qemu
 fake=$tmp/fake

@@ -32,7 +32,11 @@ CPU = re.compile(r"soryu: cpu (\d+) level \d+ grant_pid \d+ own_queue \d+$")
 TASK = re.compile(r"soryu: task boost -?\d+ level \d+ queued_level \d+ waited (\d+)ms used_us \d+ "
                   r"granted \d+ cpus 0x[0-9a-f]+ n \d+$")
 CPU_HEAD = re.compile(r"CPU (\d+) +: nr_run=")
-TASK_HEAD = re.compile(r" *\*?[RSDIT] (\S+)\[(\d+)\] ")
+# " %c%c %s[%d] %+ldms" (6.12), " %c%c %s[%d] %s%s %+ldms" (later): a marker
+# ('*' for the CPU's current task), any state letter the kernel's
+# task_state_to_char() gives (an exiting task is 'Z' or 'X', a parked
+# kthread 'P'), and a comm that may hold spaces or brackets.
+TASK_HEAD = re.compile(r" [ *]([A-Za-z]) (.*)\[(\d+)\](?: \S+)? [-+]\d+ms$")
 
 
 def main():
@@ -70,7 +74,7 @@ def main():
         if t and cpu is not None:
             if task is not None and task[1] != 1:
                 fails.append(f"line {n}: task {task[0]} has {task[1]} soryu task lines, expected one")
-            task = [t[1], 0]
+            task = [t[2], 0]
             heads += 1
             continue
         if not line.startswith("soryu:"):
