@@ -7,7 +7,9 @@
 # cross CPUs; only waits that start in a window count, when one is
 # given; a trace that lost events is refused with one line. And
 # tests/vm/tick_gaps.py, the platform's lateness in a case's window: the
-# largest gap between one CPU's ticks, less a tick, idle gaps left out.
+# largest gap between one CPU's ticks, less a tick, idle gaps left out;
+# and starve_judge.py's CPU time for the price, less the time a probe sat
+# on a CPU whose tick was late.
 #
 #   tests/host/switch_waits.sh
 #
@@ -180,5 +182,16 @@ check "--starve-ms 2: a 279 ms wait across a tick 250 ms late fails" \
   grep -q "^fail.*p's waits within the bound (k 6, n 2, lateness 5.0 ms).*w=279.0 b=34.5; CPU 0's tick was 250.0 ms late" <<<"$out"
 check "--starve-ms 2: the starve-CASE.json keeps the lateness taken and the bound" \
   bash -c 'jq -e ".late_ms == 5 and .bound_ms == 34.5 and .max_wait_ms == 279" "$1" >/dev/null' _ "$tmp/j4/starve-c.json"
+
+# The price's CPU time: a probe's own figure less the time it sat on a CPU
+# whose tick was late (the virtual CPU stopped: nothing ran, no tick could
+# end a slice). On CPU 0 from 10.040 to 10.450 with the tick 100 ms late
+# there (10.200 to 10.300): 0.1 s of its 1.0 s is taken off.
+out=$(judge_case "$tmp/j5" 10.300 2 1 10 10.040000 0.104)
+check "a probe on a CPU whose tick stopped 100 ms: 0.1 s of its 1.0 s CPU is not counted" \
+  bash -c 'grep -qx "total.0.9" <<<"$1" && jq -e ".stopped_s == 0.1" "$2" >/dev/null' _ "$out" "$tmp/j5/starve-c.json"
+out=$(judge_case "$tmp/j6" 10.044 2 1 10 10.060000 0.044)
+check "the tick late while the probe waited: all of its CPU counts" \
+  bash -c 'grep -qx "total.1.0" <<<"$1" && jq -e ".stopped_s == 0" "$2" >/dev/null' _ "$out" "$tmp/j6/starve-c.json"
 
 checks_done

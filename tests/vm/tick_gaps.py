@@ -29,6 +29,7 @@ have the wait excused by the idle gap.
 Fails (exit 1, one line) when the trace lost events or holds no tick in
 the window.
 """
+import bisect
 import json
 import os
 import re
@@ -76,6 +77,32 @@ def lateness(found, lo, hi):
     if best["ticks"] == 0:
         raise ValueError(f"no scheduler tick between {lo} and {hi} s in the trace")
     return best
+
+
+def late_parts(found):
+    """The late part of each gap of gaps() (the gap less its first tick
+    period), by CPU, in time order: {cpu: ([from_s...], [to_s...])}. In
+    them the virtual CPU took no tick it was due: it did not run."""
+    parts = {}
+    for prev, ts, cpu, late in found:
+        if late > 0:
+            f, t = parts.setdefault(cpu, ([], []))
+            f.append(ts - late / 1000)
+            t.append(ts)
+    return parts
+
+
+def stopped(parts, cpu, lo, hi):
+    """Seconds of lo..hi inside the late parts of CPU (late_parts()). A
+    task on that CPU then is charged time in which nothing ran on it and no
+    tick could end its slice."""
+    f, t = parts.get(cpu, ([], []))
+    total = 0.0
+    i = bisect.bisect_right(t, lo)
+    while i < len(f) and f[i] < hi:
+        total += max(0.0, min(t[i], hi) - max(f[i], lo))
+        i += 1
+    return total
 
 
 def main():

@@ -10,15 +10,8 @@
 #
 # The 8 virtual CPUs share the host's cores: this is about correctness.
 # Only the pinned case by default: the task pinned to one CPU of eight,
-# which only the per-task rule serves. The levels case is too noisy on
-# this emulated shape: its SCHED_IDLE probe measured 296 and 332 ms against
-# a bound of 323 ms (95 ms of it lateness), while soryu's own longest
-# queued wait in the same intervals was 128 ms. That was the probe's own
-# figure; waits are now taken from the kernel's switch trace (pinned, one
-# boot: 168 and 190 ms by the trace, 251 and 317 ms by the probes; a
-# clean-clone CI run: 250 and 140 ms, 212 and 287 ms; with the pinned
-# probe on its CPU's own queue, one boot: 212 and 180 ms, 324 and 346 ms).
-# The levels case has not been run again with it.
+# which only the per-task rule serves. The others run when named
+# (docs/testing.md has their latest results at 16 vCPUs).
 set -euo pipefail
 [ $# -gt 0 ] || set -- pinned
 # Eight virtual CPUs on the host's two cores: a sleeper's lateness under
