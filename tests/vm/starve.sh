@@ -313,8 +313,8 @@ judge() {
   if [ "$PRICE" = 1 ]; then
     # what starvation service may take: each starving task one slice (to
     # the next tick) per starve_ms, each starving level one more. The
-    # probes' CPU (total) leaves out time on a CPU whose tick was late
-    # (starve_judge.py): a stopped virtual CPU ends no slice. Serves
+    # probes' CPU (total) is counted by the tick (starve_judge.py): a
+    # stopped virtual CPU takes none. Serves
     # of one task are starve_ms apart at least, so a window of w seconds
     # holds at most int(w / starve_ms) + 1 of them; w is the longest
     # probe's window, which can pass $secs by one wait (with --starve-ms

@@ -11,11 +11,10 @@ each probe's line with the trace's waits (max_wait_ms; the probe's own
 figure kept as probe_max_wait_ms), k, n, the lateness taken and its bound.
 Prints one verdict a line, tab-separated, for starve.sh to trace:
 "ok<TAB>WHAT (VARS)" or "fail<TAB>WHAT", then "total<TAB>CPU_S", the
-probes' CPU time summed less the time each sat on a CPU whose tick was late
-(its stopped_s: the host had stopped that virtual CPU, so nothing ran on
-it and no tick could end the probe's slice, yet the guest charged the
-probe; at 16 vCPUs on two host cores this was over nine tenths of the
-probes' CPU time), and "window<TAB>S", the longest probe's window:
+probes' CPU time by the tick summed (tick_gaps.ticked(): the probe's own
+figure counts time the host had stopped its virtual CPU, over nine tenths
+of it at 16 vCPUs on two host cores), and "window<TAB>S", the longest
+probe's window:
 a probe measures for its seconds and then to the end of the wait it is
 in, so its window can run past them by one wait, up to STARVE_MS.
 
@@ -40,8 +39,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from switch_waits import stints, waits  # noqa: E402
-from tick_gaps import gaps, late_parts, lateness, stopped  # noqa: E402
+from switch_waits import waits  # noqa: E402
+from tick_gaps import gaps, lateness, ticked  # noqa: E402
 
 
 def bound_ms(k, n, starve_ms, slice_us, hz, late_ms):
@@ -88,16 +87,14 @@ def main():
     # the platform's lateness in the probes' common window, by the tick
     window_late_ms = None
     late_ticks = []
-    stopped_s = {}  # pid -> its CPU time in which its CPU was stopped
+    tick_cpu = {}
     if windows:
         lo = min(w[0] for w in windows.values())
         hi = max(w[1] for w in windows.values())
         try:
             found = gaps(lines, hz)
             late_ticks = [g for g in found if g[3] > 0]
-            parts = late_parts(found)
-            for pid, cpu, f, t in stints(lines, set(windows), windows):
-                stopped_s[pid] = stopped_s.get(pid, 0.0) + stopped(parts, cpu, f, t)
+            tick_cpu = ticked(lines, windows, hz)
             t = lateness(found, lo, hi)
             window_late_ms = t["late_ms"]
             print(f"ok\tthe tick's lateness in the window (reported, not counted): {window_late_ms} ms "
@@ -128,14 +125,13 @@ def main():
                     break
             rec = {**rec, "probe_max_wait_ms": rec.get("max_wait_ms"), **trace,
                    "pid": pid, "k": k, "n": n, "late_ms": late_ms,
-                   "stopped_s": round(stopped_s.get(pid, 0.0), 3),
+                   "tick_cpu_s": round(tick_cpu.get(pid, 0.0), 3),
                    "window_late_ms": window_late_ms, "bound_ms": b}
             out.write(json.dumps(rec, separators=(",", ":")) + "\n")
             cpu, w = rec["cpu_s"], rec.get("waits", 0)
-            total += max(0.0, cpu - rec["stopped_s"])
+            total += rec["tick_cpu_s"]
             for ok, what, cond, vs in (
-                (cpu > 0, f"{label} got CPU time", "c > 0", f"c={num(cpu)}; of it with its CPU stopped, by the "
-                 f"tick: {num(rec['stopped_s'])}"),
+                (cpu > 0, f"{label} got CPU time", "c > 0", f"c={num(cpu)}; by the tick: {num(rec['tick_cpu_s'])}"),
                 # every probe here is preempted again and again: no wait
                 # seen means the trace missed it, not that it never waited
                 (w > 0, f"{label}'s waits seen in the switch trace", "w > 0", f"w={num(w)}"),

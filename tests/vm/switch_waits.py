@@ -95,30 +95,6 @@ def waits(lines, pids, short_s, windows=None, spans=False):
     return [{k: v for k, v in s.items() if not k.startswith("_")} for s in st.values()]
 
 
-STINT = re.compile(
-    r"\[(\d+)\]\s+\S+\s+(\d+\.\d+): sched_switch: .*\bprev_pid=(\d+) .*==> .*\bnext_pid=(\d+) "
-)
-
-
-def stints(lines, pids, windows=None):
-    """Every stint of the PIDs on a CPU, clipped to the PID's window:
-    [(pid, cpu, from_s, to_s)]; a stint the trace did not see end is left
-    out."""
-    windows = windows or {}
-    on = {}  # pid -> (cpu, since)
-    out = []
-    for m in events(lines, STINT):
-        cpu, ts, prev, nxt = int(m[1]), float(m[2]), int(m[3]), int(m[4])
-        if prev in pids and prev in on:
-            c, since = on.pop(prev)
-            lo, hi = windows.get(prev, (float("-inf"), float("inf")))
-            if max(since, lo) < min(ts, hi):
-                out.append((prev, c, max(since, lo), min(ts, hi)))
-        if nxt in pids:
-            on[nxt] = (cpu, ts)
-    return out
-
-
 def main():
     if len(sys.argv) < 4:
         print("usage: switch_waits.py TRACE SHORT_US PID[:FROM:TO]...", file=sys.stderr)

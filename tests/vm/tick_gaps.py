@@ -29,7 +29,6 @@ have the wait excused by the idle gap.
 Fails (exit 1, one line) when the trace lost events or holds no tick in
 the window.
 """
-import bisect
 import json
 import os
 import re
@@ -79,30 +78,23 @@ def lateness(found, lo, hi):
     return best
 
 
-def late_parts(found):
-    """The late part of each gap of gaps() (the gap less its first tick
-    period), by CPU, in time order: {cpu: ([from_s...], [to_s...])}. In
-    them the virtual CPU took no tick it was due: it did not run."""
-    parts = {}
-    for prev, ts, cpu, late in found:
-        if late > 0:
-            f, t = parts.setdefault(cpu, ([], []))
-            f.append(ts - late / 1000)
-            t.append(ts)
-    return parts
+TICKED = re.compile(r"-(\d+)\s+\[\d+\]\s+\S+\s+(\d+\.\d+): hrtimer_expire_entry: .*function=tick_nohz_handler")
 
 
-def stopped(parts, cpu, lo, hi):
-    """Seconds of lo..hi inside the late parts of CPU (late_parts()). A
-    task on that CPU then is charged time in which nothing ran on it and no
-    tick could end its slice."""
-    f, t = parts.get(cpu, ([], []))
-    total = 0.0
-    i = bisect.bisect_right(t, lo)
-    while i < len(f) and f[i] < hi:
-        total += max(0.0, min(t[i], hi) - max(f[i], lo))
-        i += 1
-    return total
+def ticked(lines, windows, hz):
+    """Each PID's CPU time by the tick, inside its window (windows: pid ->
+    (from_s, to_s)): one tick period for each scheduler tick that found it
+    on a CPU, as the kernel's tick-based accounting counts. Under
+    emulation the host stops virtual CPUs, and the guest's clock charges
+    the task on a stopped CPU for all that time; a stopped CPU takes no
+    tick (one late tick when it runs again), so the tick counts what the
+    task ran, not how long its CPU was away."""
+    n = {pid: 0 for pid in windows}
+    for m in events(lines, TICKED):
+        pid, ts = int(m[1]), float(m[2])
+        if pid in n and windows[pid][0] <= ts <= windows[pid][1]:
+            n[pid] += 1
+    return {pid: c / hz for pid, c in n.items()}
 
 
 def main():
