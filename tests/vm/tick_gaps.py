@@ -37,7 +37,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from switch_waits import events  # noqa: E402
 
-EVENT = re.compile(r"\[(\d+)\]\s+\S+\s+(\d+\.\d+): (hrtimer_expire_entry|cpu_idle): (.*)")
+# the running task's pid, the CPU, the time, the event and its fields
+EVENT = re.compile(r"-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (hrtimer_expire_entry|cpu_idle): (.*)")
+TICK = "function=tick_nohz_handler"
 IDLE_EXIT = "4294967295"
 
 
@@ -50,12 +52,12 @@ def gaps(lines, hz):
     idled = {}  # cpu -> went idle since its last tick
     found = []
     for m in events(lines, EVENT):
-        cpu, ts, ev, rest = int(m[1]), float(m[2]), m[3], m[4]
+        cpu, ts, ev, rest = int(m[2]), float(m[3]), m[4], m[5]
         if ev == "cpu_idle":
             if f"state={IDLE_EXIT}" not in rest:
                 idled[cpu] = True
             continue
-        if "function=tick_nohz_handler" not in rest:
+        if TICK not in rest:
             continue
         prev = last.get(cpu)
         if prev is not None and not idled.get(cpu):
@@ -78,9 +80,6 @@ def lateness(found, lo, hi):
     return best
 
 
-TICKED = re.compile(r"-(\d+)\s+\[\d+\]\s+\S+\s+(\d+\.\d+): hrtimer_expire_entry: .*function=tick_nohz_handler")
-
-
 def ticked(lines, windows, hz):
     """Each PID's CPU time by the tick, inside its window (windows: pid ->
     (from_s, to_s)): one tick period for each scheduler tick that found it
@@ -90,9 +89,9 @@ def ticked(lines, windows, hz):
     tick (one late tick when it runs again), so the tick counts what the
     task ran, not how long its CPU was away."""
     n = {pid: 0 for pid in windows}
-    for m in events(lines, TICKED):
-        pid, ts = int(m[1]), float(m[2])
-        if pid in n and windows[pid][0] <= ts <= windows[pid][1]:
+    for m in events(lines, EVENT):
+        pid, ts = int(m[1]), float(m[3])
+        if pid in n and TICK in m[5] and windows[pid][0] <= ts <= windows[pid][1]:
             n[pid] += 1
     return {pid: c / hz for pid, c in n.items()}
 
